@@ -1,0 +1,1 @@
+/* cmd_mount: not written yet */

@@ -1,0 +1,1 @@
+/* cmd_resolve: not written yet */

@@ -1,0 +1,1 @@
+/* inputs: not written yet */

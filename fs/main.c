@@ -1,0 +1,1 @@
+/* main: not written yet */

@@ -1,0 +1,1 @@
+/* specs_path: not written yet */

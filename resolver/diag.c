@@ -1,0 +1,136 @@
+/* Diagnostics storage and the one textual form they are printed in. */
+#include "diag.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int diag_push(struct diag_list *l, enum diag_sev sev, const char *file,
+		     unsigned line, unsigned col, char *msg)
+{
+	struct diag *d;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 8;
+		struct diag *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	d = &l->v[l->n];
+	d->sev = sev;
+	d->line = line;
+	d->col = col;
+	d->msg = msg;
+	d->file = NULL;
+	if (file && !(d->file = xstrdup(file)))
+		return -ENOMEM;
+	l->n++;
+	return 0;
+}
+
+int diag_add(struct diag_list *l, enum diag_sev sev, const char *file,
+	     unsigned line, unsigned col, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	int err;
+	char *msg;
+
+	va_start(ap, fmt);
+	err = sb_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	if (err < 0)
+		goto out;
+	if (!(msg = sb_detach(&sb, NULL))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if ((err = diag_push(l, sev, file, line, col, msg)) < 0)
+		free(msg);
+out:
+	sb_release(&sb);
+	return err;
+}
+
+int diag_extend(struct diag_list *dst, const struct diag_list *src)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < src->n; i++) {
+		const struct diag *d = &src->v[i];
+		char *msg = xstrdup(d->msg);
+
+		if (!msg)
+			return -ENOMEM;
+		if ((err = diag_push(dst, d->sev, d->file, d->line, d->col, msg)) < 0) {
+			free(msg);
+			return err;
+		}
+	}
+	return 0;
+}
+
+const char *diag_sev_name(enum diag_sev sev)
+{
+	switch (sev) {
+	case DIAG_INFO: return "info";
+	case DIAG_WARNING: return "warning";
+	case DIAG_ERROR: return "error";
+	}
+	return "?";
+}
+
+int diag_format(const struct diag *d, struct strbuf *out)
+{
+	int err = 0;
+
+	if (d->file) {
+		if (d->line && d->col)
+			err = sb_addf(out, "%s:%u:%u: ", d->file, d->line, d->col);
+		else if (d->line)
+			err = sb_addf(out, "%s:%u: ", d->file, d->line);
+		else
+			err = sb_addf(out, "%s: ", d->file);
+	}
+	if (!err)
+		err = sb_addf(out, "%s: %s", diag_sev_name(d->sev), d->msg);
+	return err;
+}
+
+int diag_max_sev(const struct diag_list *l)
+{
+	int max = -1;
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if ((int)l->v[i].sev > max)
+			max = (int)l->v[i].sev;
+	return max;
+}
+
+size_t diag_count(const struct diag_list *l, enum diag_sev sev)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < l->n; i++)
+		n += l->v[i].sev == sev;
+	return n;
+}
+
+void diag_list_release(struct diag_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].file);
+		free(l->v[i].msg);
+	}
+	free(l->v);
+	l->v = NULL;
+	l->n = l->cap = 0;
+}

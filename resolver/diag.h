@@ -1,0 +1,42 @@
+/* diag: diagnostics with severity and place (file:line:col).
+ * Every loader and rule reports through a diag_list instead of printing,
+ * so `check`, `explain`, `status` and `diagnostics` show the same text. */
+#ifndef ENVFS_DIAG_H
+#define ENVFS_DIAG_H
+
+#include <stddef.h>
+
+#include "strbuf.h"
+
+enum diag_sev { DIAG_INFO = 0, DIAG_WARNING = 1, DIAG_ERROR = 2 };
+
+struct diag {
+	enum diag_sev sev;
+	char *file;     /* NULL when the diagnostic has no place */
+	unsigned line;  /* 1-based; 0 when unknown */
+	unsigned col;   /* 1-based; 0 when unknown */
+	char *msg;
+};
+
+struct diag_list {
+	struct diag *v;
+	size_t n, cap;
+};
+
+#define DIAG_LIST_INIT { NULL, 0, 0 }
+
+/* Appends a diagnostic; file is copied. Returns 0 or -ENOMEM. */
+int diag_add(struct diag_list *l, enum diag_sev sev, const char *file,
+	     unsigned line, unsigned col, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+/* Appends copies of every diagnostic of src. */
+int diag_extend(struct diag_list *dst, const struct diag_list *src);
+/* Appends "file:line:col: severity: message" (no newline). */
+int diag_format(const struct diag *d, struct strbuf *out);
+/* Highest severity present, or -1 when the list is empty. */
+int diag_max_sev(const struct diag_list *l);
+size_t diag_count(const struct diag_list *l, enum diag_sev sev);
+const char *diag_sev_name(enum diag_sev sev);
+void diag_list_release(struct diag_list *l);
+
+#endif

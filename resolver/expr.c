@@ -1,0 +1,1 @@
+/* expr: not written yet */

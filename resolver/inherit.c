@@ -1,0 +1,1 @@
+/* inherit: not written yet */

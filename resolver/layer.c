@@ -1,0 +1,15 @@
+#include "layer.h"
+
+const char *layer_name(enum layer l)
+{
+	static const char *const names[] = {
+		[LAYER_NONE] = "", [LAYER_BACKEND] = "backend",
+		[LAYER_RUNNER] = "runner", [LAYER_IMAGE] = "image",
+		[LAYER_HOST] = "host", [LAYER_CLI] = "cli",
+		[LAYER_CONFIG] = "config", [LAYER_OVERRIDE] = "override",
+	};
+
+	if ((unsigned)l >= sizeof(names) / sizeof(names[0]))
+		return "";
+	return names[l];
+}

@@ -1,0 +1,92 @@
+/* resolve: the layering of SPEC section 3 over loaded inputs.
+ *
+ * world_load() reads every input once (specs, config, inherit files, host
+ * passthrough, --env); resolve_dir() turns a world plus the overrides into
+ * the snapshot of one <backend>/<arch>; resolve_all() does every directory. */
+#ifndef ENVFS_RESOLVE_H
+#define ENVFS_RESOLVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "diag.h"
+#include "inherit.h"
+#include "snapshot.h"
+#include "spec.h"
+
+struct envfs_inputs {
+	const char *specs_dir;         /* required */
+	const char *config;            /* NULL: no config */
+	const char *const *inherit;    /* --inherit files, in order */
+	size_t ninherit;
+	const char *const *pass;       /* --pass NAME */
+	size_t npass;
+	const char *const *env;        /* --env NAME=VALUE */
+	size_t nenv;
+	const char *const *arches;     /* --arch NAME */
+	size_t narches;
+	char *const *host_env;         /* the daemon's environment (NULL: none) */
+};
+
+struct override {
+	char *backend, *arch, *name;
+	char *value;                   /* NULL when unset (rm) */
+	size_t value_len;
+};
+
+struct override_set {
+	struct override *v;
+	size_t n, cap;
+};
+
+struct world {
+	struct spec_set *specs;
+	struct config *config;         /* NULL without --config */
+	struct env_list image;         /* --inherit, in order */
+	struct env_list host;          /* passthrough candidates from host_env */
+	struct env_list cli;           /* --env */
+	char **extra_arches;
+	size_t nextra_arches;
+	struct diag_list diags;        /* load-time diagnostics */
+};
+
+struct resolution {
+	struct snapshot **dirs;        /* sorted by backend, then arch */
+	size_t ndirs;
+	struct diag_list diags;        /* load-time plus every directory's */
+};
+
+/* Loads every input. Returns 0 when the inputs loaded (warnings allowed),
+ * -EINVAL when any error diagnostic was produced (the world is still
+ * returned for `check`), or a negative errno for a fatal I/O problem with a
+ * diagnostic naming the file (world not returned). *out is caller-owned,
+ * freed with world_free(). */
+int world_load(const struct envfs_inputs *in, struct world **out);
+void world_free(struct world *w);
+
+/* True when the world knows backend/arch (a spec arch or --arch). */
+bool world_has_dir(const struct world *w, const char *backend, const char *arch);
+
+/* Resolves one directory. ov may be NULL. *out holds one reference. */
+int resolve_dir(const struct world *w, const struct override_set *ov,
+		const char *backend, const char *arch, struct snapshot **out);
+/* Resolves every directory. *out is freed with resolution_free(). */
+int resolve_all(const struct world *w, const struct override_set *ov,
+		struct resolution **out);
+void resolution_free(struct resolution *r);
+
+/* Override bookkeeping; value NULL records an unset. Copies its inputs. */
+int override_set_put(struct override_set *ov, const char *backend,
+		     const char *arch, const char *name, const char *value,
+		     size_t value_len);
+/* Drops the override of name; returns 0, or -ENOENT when there was none. */
+int override_set_drop(struct override_set *ov, const char *backend,
+		      const char *arch, const char *name);
+const struct override *override_set_find(const struct override_set *ov,
+					 const char *backend, const char *arch,
+					 const char *name);
+void override_set_release(struct override_set *ov);
+
+#endif

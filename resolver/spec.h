@@ -1,0 +1,140 @@
+/* spec: the backend and runner spec files (specs/*.yaml), loaded and checked.
+ * The schema is documented in specs/README.md; this is its in-memory form.
+ * A spec_set is immutable once loaded and shared by every resolution. */
+#ifndef ENVFS_SPEC_H
+#define ENVFS_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "diag.h"
+
+enum spec_mode { SPEC_MODE_DEFAULT, SPEC_MODE_SET };
+enum spec_kind { SPEC_KIND_VALUE, SPEC_KIND_FLAGS };
+
+enum vtype {
+	VT_NONE = 0,   /* no validation */
+	VT_STRING,
+	VT_BOOL,       /* 1 true on yes / 0 false off no, any case; "" = unset */
+	VT_INT,        /* optional min/max */
+	VT_ENUM,       /* values */
+	VT_PATH,
+	VT_LIST,       /* comma list; entries checked against values when given */
+};
+
+enum { SCOPE_RUNTIME = 1, SCOPE_BUILD = 2, SCOPE_TEST = 4 };
+
+struct vtype_def {
+	enum vtype type;
+	bool has_min, has_max;
+	long long min, max;
+	char **values;            /* enum alternatives / known list entries */
+	size_t nvalues;
+	enum diag_sev invalid;    /* severity of a value outside the type */
+};
+
+struct spec_flag {
+	char *text;               /* template, e.g. --xla_gpu_autotune_level=${X:-4} */
+	char *when;               /* condition source or NULL */
+	char *note;
+	unsigned line, col;
+};
+
+struct spec_pin {
+	char *arch;
+	char *value;
+};
+
+struct spec_var {
+	char *name;
+	unsigned line, col;
+	enum spec_kind kind;
+	char *value;              /* template; NULL for a pure declaration */
+	struct spec_flag *flags;  /* SPEC_KIND_FLAGS */
+	size_t nflags;
+	char *append_from;        /* SPEC_KIND_FLAGS: e.g. XLA_FLAGS_APPEND */
+	enum spec_mode mode;
+	bool export;              /* false: a parameter read with a default */
+	char **arch;              /* NULL: every arch */
+	size_t narch;
+	char *when;               /* condition source or NULL */
+	char *note;
+	bool secret;
+	unsigned scope;           /* SCOPE_* bits; 0 = unspecified */
+	struct vtype_def type;
+	struct spec_pin *pins;    /* per-arch forced values */
+	size_t npins;
+};
+
+struct spec_retired {
+	char *name;
+	char *replaced_by;        /* may be NULL */
+	char *note;               /* may be NULL */
+};
+
+struct spec_rule {
+	char *when;               /* condition over final values */
+	enum diag_sev sev;
+	char *message;
+	unsigned line, col;
+};
+
+struct spec {
+	char *file;               /* path as given, for provenance */
+	char *display;            /* "specs/maxtext.yaml": used in sources */
+	char *backend;            /* NULL for the runner base */
+	bool is_runner;
+	bool uses_runner;         /* gets base.yaml (default true) */
+	char **arches;
+	size_t narches;
+	char **passthrough;
+	size_t npassthrough;
+	char *owned_prefix;       /* e.g. FLAGOS_, or NULL */
+	char **families;          /* prefixes of dynamic families, e.g. FLAGOS_OP_ */
+	size_t nfamilies;
+	struct spec_retired *retired;
+	size_t nretired;
+	struct spec_rule *rules;
+	size_t nrules;
+	struct spec_var *vars;    /* document order; a name may repeat (arch/when) */
+	size_t nvars;
+};
+
+/* One documented variable of the seeds' reference tables (catalog.yaml). */
+struct catalog_entry {
+	char *name;
+	struct vtype_def type;
+	char *def;                /* documented default, text */
+	char *description;
+	char *where_used;
+	char *where_set;
+};
+
+struct spec_set {
+	char *dir;
+	struct spec *runner;      /* base.yaml, or NULL */
+	struct spec **backends;   /* sorted by backend name */
+	size_t nbackends;
+	struct catalog_entry *catalog;  /* sorted by name */
+	size_t ncatalog;
+};
+
+/* Loads every *.yaml of dir: base.yaml (the runner), catalog.yaml (the
+ * variable catalog) and one file per backend. Schema errors are error
+ * diagnostics with file:line:col; returns -EINVAL when any error was found,
+ * or a negative errno when dir cannot be read. *out is caller-owned,
+ * freed with spec_set_free(), and is set only on success. */
+int spec_set_load_dir(const char *dir, struct spec_set **out, struct diag_list *diags);
+/* Loads one spec file (no catalog, no cross-file checks). */
+int spec_load_file(const char *path, const char *display, struct spec **out,
+		   struct diag_list *diags);
+void spec_free(struct spec *s);
+void spec_set_free(struct spec_set *set);
+
+/* Borrowed lookups; NULL when absent. */
+const struct spec *spec_set_backend(const struct spec_set *set, const char *backend);
+const struct catalog_entry *spec_set_catalog(const struct spec_set *set, const char *name);
+bool spec_has_arch(const struct spec *s, const char *arch);
+bool spec_var_applies_to_arch(const struct spec_var *v, const char *arch);
+
+#endif

@@ -1,0 +1,1 @@
+/* view: not written yet */

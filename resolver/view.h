@@ -1,0 +1,32 @@
+/* view: the whole-directory files of SPEC 6.3, rendered from a snapshot.
+ * `primus-envfs resolve --format` and the mount call the same function,
+ * so the bytes are the same by construction. */
+#ifndef ENVFS_VIEW_H
+#define ENVFS_VIEW_H
+
+#include <stdbool.h>
+
+#include "snapshot.h"
+#include "strbuf.h"
+
+enum view_kind {
+	VIEW_ENV_FILE,
+	VIEW_ENVIRON,
+	VIEW_SH,
+	VIEW_JSON,
+	VIEW_EXPLAIN,
+	VIEW_DIGEST,
+	VIEW_COUNT
+};
+
+/* Appends the view's bytes to out. Returns 0 or a negative errno. */
+int view_render(const struct snapshot *s, enum view_kind kind, struct strbuf *out);
+/* File name in the mount: env_file environ env.sh env.json explain digest. */
+const char *view_file_name(enum view_kind kind);
+/* Finds a view by file name or --format name (sh, json also accepted).
+ * Returns 0 or -EINVAL. */
+int view_from_name(const char *name, enum view_kind *out);
+/* True when the view shows a secret value (mode 0600). */
+bool view_is_secret(const struct snapshot *s, enum view_kind kind);
+
+#endif

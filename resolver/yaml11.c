@@ -1,0 +1,1 @@
+/* yaml11: not written yet */

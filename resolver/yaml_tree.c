@@ -1,0 +1,1 @@
+/* yaml_tree: not written yet */

@@ -1,0 +1,76 @@
+/* yaml_tree: a bounded YAML loader (libyaml events -> node tree with places).
+ *
+ * Every reader of YAML (specs, config, state) goes through here so the
+ * limits are enforced once: file size, nesting depth, aliases, expanded
+ * nodes, NUL bytes in scalars. Aliases share the anchored node (the tree is
+ * a DAG); an alias to an anchor still open (`&a [*a]`) is an error. */
+#ifndef ENVFS_YAML_TREE_H
+#define ENVFS_YAML_TREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "diag.h"
+
+#define YT_MAX_FILE_SIZE (1u << 20)   /* 1 MiB */
+#define YT_MAX_DEPTH 64
+#define YT_MAX_ALIASES 256
+#define YT_MAX_NODES 200000           /* expanded: aliases count their subtree */
+
+enum ynode_kind { YN_SCALAR, YN_SEQ, YN_MAP };
+
+enum yscalar_style {
+	YS_PLAIN,         /* unquoted: subject to YAML 1.1 typing */
+	YS_SINGLE,
+	YS_DOUBLE,
+	YS_LITERAL,       /* | */
+	YS_FOLDED,        /* > */
+};
+
+struct ynode;
+
+struct ypair {
+	struct ynode *key;
+	struct ynode *val;
+};
+
+struct ynode {
+	enum ynode_kind kind;
+	unsigned line, col;       /* 1-based place of the node's start */
+	char *tag;                /* explicit tag ("!!str"), or NULL */
+	/* YN_SCALAR: str has len bytes (no NUL inside; checked at load) */
+	char *str;
+	size_t len;
+	enum yscalar_style style;
+	/* YN_SEQ */
+	struct ynode **items;
+	size_t nitems;
+	/* YN_MAP: pairs in document order, repeated keys kept */
+	struct ypair *pairs;
+	size_t npairs;
+};
+
+struct ydoc {
+	char *file;               /* name used in diagnostics */
+	struct ynode *root;       /* NULL for an empty document */
+	struct ynode **all;       /* every node, for freeing */
+	size_t nall, capall;
+};
+
+/* Loads the first document of path. On a YAML or limit error returns
+ * -EINVAL and adds an error diagnostic with file:line:col; on an I/O error
+ * returns the negative errno and adds a diagnostic. *out is caller-owned,
+ * freed with ydoc_free(). */
+int ydoc_load_file(const char *path, struct ydoc **out, struct diag_list *diags);
+/* The same over a buffer; name is used in diagnostics. */
+int ydoc_load_buffer(const char *name, const char *buf, size_t len,
+		     struct ydoc **out, struct diag_list *diags);
+void ydoc_free(struct ydoc *doc);
+
+/* Last value for a scalar key in a mapping, or NULL. Borrowed. */
+struct ynode *ymap_get(const struct ynode *map, const char *key);
+/* True when n is a scalar equal to s. */
+bool yscalar_is(const struct ynode *n, const char *s);
+const char *ynode_kind_name(enum ynode_kind k);
+
+#endif
