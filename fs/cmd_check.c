@@ -1,1 +1,2 @@
 /* cmd_check: not written yet */
+typedef int envfs_stub_cmd_check;

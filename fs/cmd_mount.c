@@ -1,1 +1,1 @@
-/* cmd_mount: not written yet */
+int envfs_cmd_mount_stub;

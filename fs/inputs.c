@@ -1,1 +1,2 @@
 /* inputs: not written yet */
+typedef int envfs_stub_inputs;

@@ -1,1 +1,2 @@
 /* config: not written yet */
+typedef int envfs_stub_config;

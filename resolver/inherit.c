@@ -1,1 +1,2 @@
 /* inherit: not written yet */
+typedef int envfs_stub_inherit;

@@ -1,1 +1,2 @@
 /* resolve: not written yet */
+typedef int envfs_stub_resolve;

@@ -1,1 +1,2 @@
 /* snapshot: not written yet */
+typedef int envfs_stub_snapshot;

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "diag.h"
+#include "arena.h"
 #include "layer.h"
 
 struct snap_flag {            /* one effective flag of a flag-list variable */
@@ -55,7 +56,7 @@ struct snapshot {
 	bool secret_in_views;     /* an exported variable is secret */
 	struct diag_list diags;   /* diagnostics for this directory (global ones
 	                             included) */
-	void *arena;              /* owner of every string above; private */
+	struct arena *arena;      /* owns every string and array above */
 };
 
 /* Borrowed lookup by name (binary search); NULL when absent. */

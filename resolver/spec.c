@@ -1,1 +1,2 @@
 /* spec: not written yet */
+typedef int envfs_stub_spec;

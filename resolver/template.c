@@ -1,1 +1,2 @@
 /* template: not written yet */
+typedef int envfs_stub_template;

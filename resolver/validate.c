@@ -1,1 +1,2 @@
 /* validate: not written yet */
+typedef int envfs_stub_validate;

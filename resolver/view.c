@@ -1,1 +1,2 @@
 /* view: not written yet */
+typedef int envfs_stub_view;

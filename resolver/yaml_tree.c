@@ -1,1 +1,2 @@
 /* yaml_tree: not written yet */
+typedef int envfs_stub_yaml_tree;

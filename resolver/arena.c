@@ -1,0 +1,93 @@
+/* Chunked bump allocator: a snapshot is many small strings that die together. */
+#include "arena.h"
+
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARENA_CHUNK 16384
+
+struct chunk {
+	struct chunk *next;
+	size_t used, cap;
+	alignas(max_align_t) unsigned char data[];
+};
+
+struct arena {
+	struct chunk *head;
+	size_t bytes;
+};
+
+struct arena *arena_new(void)
+{
+	return calloc(1, sizeof(struct arena));
+}
+
+void *arena_alloc(struct arena *a, size_t size)
+{
+	const size_t align = alignof(max_align_t);
+	struct chunk *c = a->head;
+	size_t off;
+
+	if (size > (size_t)-1 / 2)
+		return NULL;
+	off = c ? (c->used + align - 1) & ~(align - 1) : 0;
+	if (!c || off + size > c->cap) {
+		size_t cap = size > ARENA_CHUNK ? size : ARENA_CHUNK;
+
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->cap = cap;
+		c->used = 0;
+		off = 0;
+		/* An oversized block goes behind the current chunk so the
+		 * current one keeps filling. */
+		if (a->head && size > ARENA_CHUNK) {
+			c->next = a->head->next;
+			a->head->next = c;
+		} else {
+			c->next = a->head;
+			a->head = c;
+		}
+		a->bytes += sizeof(*c) + cap;
+	}
+	c->used = off + size;
+	memset(c->data + off, 0, size);
+	return c->data + off;
+}
+
+char *arena_strndup(struct arena *a, const char *s, size_t n)
+{
+	char *p = arena_alloc(a, n + 1);
+
+	if (!p)
+		return NULL;
+	if (n)
+		memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *arena_strdup(struct arena *a, const char *s)
+{
+	return s ? arena_strndup(a, s, strlen(s)) : NULL;
+}
+
+size_t arena_bytes(const struct arena *a)
+{
+	return a->bytes;
+}
+
+void arena_free(struct arena *a)
+{
+	struct chunk *c, *next;
+
+	if (!a)
+		return;
+	for (c = a->head; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(a);
+}
