@@ -35,14 +35,23 @@ static int diag_push(struct diag_list *l, enum diag_sev sev, const char *file,
 int diag_add(struct diag_list *l, enum diag_sev sev, const char *file,
 	     unsigned line, unsigned col, const char *fmt, ...)
 {
-	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	err = diag_vadd(l, sev, file, line, col, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int diag_vadd(struct diag_list *l, enum diag_sev sev, const char *file,
+	      unsigned line, unsigned col, const char *fmt, va_list ap)
+{
+	struct strbuf sb = STRBUF_INIT;
 	int err;
 	char *msg;
 
-	va_start(ap, fmt);
 	err = sb_vaddf(&sb, fmt, ap);
-	va_end(ap);
 	if (err < 0)
 		goto out;
 	if (!(msg = sb_detach(&sb, NULL))) {

@@ -4,6 +4,7 @@
 #ifndef ENVFS_DIAG_H
 #define ENVFS_DIAG_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "strbuf.h"
@@ -29,6 +30,8 @@ struct diag_list {
 int diag_add(struct diag_list *l, enum diag_sev sev, const char *file,
 	     unsigned line, unsigned col, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
+int diag_vadd(struct diag_list *l, enum diag_sev sev, const char *file,
+	      unsigned line, unsigned col, const char *fmt, va_list ap);
 /* Appends copies of every diagnostic of src. */
 int diag_extend(struct diag_list *dst, const struct diag_list *src);
 /* Appends "file:line:col: severity: message" (no newline). */

@@ -1,2 +1,552 @@
-/* expr: not written yet */
-typedef int envfs_stub_expr;
+/* expr: parses and evaluates the `when:` conditions of specs.
+ *
+ *   when: NNODES > 1 && !(DUMP_HLO == "1")
+ *
+ * The parser recurses once per '(' or '!', and both count against
+ * EXPR_MAX_DEPTH, so a hostile spec bounds the C stack and the tree.
+ * `&&` and `||` chains are n-ary nodes so a long flat chain never deepens
+ * the tree (evaluation and expr_free() recurse over it). */
+#include "expr.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPR_MAX_DEPTH 64
+
+enum expr_kind { EXPR_OR, EXPR_AND, EXPR_NOT, EXPR_CMP, EXPR_VAR, EXPR_STR, EXPR_INT };
+enum expr_op { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
+
+struct expr {
+	enum expr_kind kind;
+	enum expr_op op;      /* EXPR_CMP */
+	char *text;           /* EXPR_VAR name, EXPR_STR/EXPR_INT text */
+	size_t len;
+	struct expr **kids;   /* EXPR_OR/AND: n; EXPR_NOT: 1; EXPR_CMP: 2 */
+	size_t nkids;
+};
+
+enum tok {
+	T_END, T_NAME, T_STR, T_INT, T_LP, T_RP, T_AND, T_OR, T_NOT,
+	T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE,
+};
+
+struct parser {
+	const char *src;
+	enum tok tok;         /* the current token ... */
+	size_t start, end;    /* ... and its extent in src */
+	int depth;
+	char *err;
+	size_t errlen;
+};
+
+static int fail(struct parser *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int fail(struct parser *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->err && p->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(p->err, p->errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static bool is_name_start(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool is_name_char(char c)
+{
+	return is_name_start(c) || is_digit(c);
+}
+
+/* Advances to the next token. */
+static int next(struct parser *p)
+{
+	const char *s = p->src;
+	size_t i = p->end;
+	char c;
+
+	while (is_space(s[i]))
+		i++;
+	p->start = i;
+	c = s[i];
+	if (c == '\0') {
+		p->tok = T_END;
+	} else if (c == '(' || c == ')') {
+		p->tok = c == '(' ? T_LP : T_RP;
+		i++;
+	} else if (c == '&' || c == '|') {
+		if (s[i + 1] != c)
+			return fail(p, "expected '%c%c' at column %zu", c, c, i + 1);
+		p->tok = c == '&' ? T_AND : T_OR;
+		i += 2;
+	} else if (c == '!' || c == '<' || c == '>' || c == '=') {
+		bool eq = s[i + 1] == '=';
+
+		if (c == '=' && !eq)
+			return fail(p, "expected '==' at column %zu", i + 1);
+		if (c == '!')
+			p->tok = eq ? T_NE : T_NOT;
+		else if (c == '<')
+			p->tok = eq ? T_LE : T_LT;
+		else if (c == '>')
+			p->tok = eq ? T_GE : T_GT;
+		else
+			p->tok = T_EQ;
+		i += eq ? 2 : 1;
+	} else if (c == '\'' || c == '"') {
+		for (i++; s[i] != c; i++) {
+			if (c == '"' && s[i] == '\\' && s[i + 1] != '\0')
+				i++;
+			else if (s[i] == '\0')
+				return fail(p, "unterminated string at column %zu", p->start + 1);
+		}
+		p->tok = T_STR;
+		i++;
+	} else if (is_digit(c) || (c == '-' && is_digit(s[i + 1]))) {
+		for (i++; is_digit(s[i]); i++)
+			;
+		/* `1abc` is a typo, not the integer 1 followed by a name. */
+		if (is_name_char(s[i]))
+			return fail(p, "bad integer at column %zu", p->start + 1);
+		p->tok = T_INT;
+	} else if (is_name_start(c)) {
+		for (i++; is_name_char(s[i]); i++)
+			;
+		p->tok = T_NAME;
+	} else if (c >= 0x20 && c < 0x7f) {
+		return fail(p, "unexpected character '%c' at column %zu", c, i + 1);
+	} else {
+		return fail(p, "unexpected byte 0x%02x at column %zu",
+			    (unsigned)(unsigned char)c, i + 1);
+	}
+	p->end = i;
+	return 0;
+}
+
+static struct expr *node_new(enum expr_kind kind)
+{
+	struct expr *e = calloc(1, sizeof(*e));
+
+	if (e)
+		e->kind = kind;
+	return e;
+}
+
+void expr_free(struct expr *e)
+{
+	size_t i;
+
+	if (!e)
+		return;
+	for (i = 0; i < e->nkids; i++)
+		expr_free(e->kids[i]);
+	free(e->kids);
+	free(e->text);
+	free(e);
+}
+
+/* Appends kid to e; on failure kid still belongs to the caller. The array
+ * doubles at each power of two, so a long `||` chain stays linear. */
+static int node_add(struct expr *e, struct expr *kid)
+{
+	size_t n = e->nkids;
+	struct expr **v;
+
+	if ((n & (n - 1)) == 0) {
+		if (n > ((size_t)-1 / sizeof(*v)) / 2)
+			return -ENOMEM;
+		if (!(v = realloc(e->kids, (n ? 2 * n : 1) * sizeof(*v))))
+			return -ENOMEM;
+		e->kids = v;
+	}
+	e->kids[e->nkids++] = kid;
+	return 0;
+}
+
+static bool is_condition(const struct expr *e)
+{
+	return e->kind == EXPR_OR || e->kind == EXPR_AND || e->kind == EXPR_NOT ||
+	       e->kind == EXPR_CMP;
+}
+
+static int parse_or(struct parser *p, struct expr **out);
+
+static int enter(struct parser *p)
+{
+	if (++p->depth > EXPR_MAX_DEPTH)
+		return fail(p, "nesting deeper than %d at column %zu", EXPR_MAX_DEPTH,
+			    p->start + 1);
+	return 0;
+}
+
+/* The token's text, unquoted and unescaped for strings. */
+static int leaf(struct parser *p, enum expr_kind kind, struct expr **out)
+{
+	const char *s = p->src + p->start;
+	size_t n = p->end - p->start, i, j = 0;
+	struct expr *e = node_new(kind);
+
+	if (!e)
+		return -ENOMEM;
+	if (kind == EXPR_STR) {
+		s++;
+		n -= 2;
+	}
+	if (!(e->text = malloc(n + 1))) {
+		free(e);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		/* Single quotes never escape; the lexer guarantees a char follows. */
+		if (kind == EXPR_STR && s[-1] == '"' && s[i] == '\\')
+			i++;
+		e->text[j++] = s[i];
+	}
+	e->text[j] = '\0';
+	e->len = j;
+	*out = e;
+	return 0;
+}
+
+static int parse_primary(struct parser *p, struct expr **out)
+{
+	struct expr *e = NULL;
+	int err;
+
+	switch (p->tok) {
+	case T_NAME:
+		err = leaf(p, EXPR_VAR, &e);
+		break;
+	case T_STR:
+		err = leaf(p, EXPR_STR, &e);
+		break;
+	case T_INT:
+		err = leaf(p, EXPR_INT, &e);
+		break;
+	case T_LP:
+		if ((err = enter(p)) < 0 || (err = next(p)) < 0 ||
+		    (err = parse_or(p, &e)) < 0)
+			goto out;
+		if (p->tok != T_RP) {
+			err = fail(p, "expected ')' at column %zu", p->start + 1);
+			goto out;
+		}
+		p->depth--;
+		break;
+	default:
+		return fail(p, "expected an operand at column %zu", p->start + 1);
+	}
+	if (err < 0)
+		goto out;
+	err = next(p);
+out:
+	if (err < 0) {
+		expr_free(e);
+		return err;
+	}
+	*out = e;
+	return 0;
+}
+
+static int parse_cmp(struct parser *p, struct expr **out)
+{
+	struct expr *lhs = NULL, *rhs = NULL, *e = NULL;
+	enum expr_op op;
+	size_t col;
+	int err;
+
+	if ((err = parse_primary(p, &lhs)) < 0)
+		goto out;
+	switch (p->tok) {
+	case T_EQ: op = OP_EQ; break;
+	case T_NE: op = OP_NE; break;
+	case T_LT: op = OP_LT; break;
+	case T_LE: op = OP_LE; break;
+	case T_GT: op = OP_GT; break;
+	case T_GE: op = OP_GE; break;
+	default:
+		*out = lhs;
+		return 0;
+	}
+	/* A parenthesised condition has no text to compare; say so rather
+	 * than invent one. */
+	if (is_condition(lhs)) {
+		err = fail(p, "cannot compare a condition at column %zu", p->start + 1);
+		goto out;
+	}
+	if ((err = next(p)) < 0)
+		goto out;
+	col = p->start + 1;
+	if ((err = parse_primary(p, &rhs)) < 0)
+		goto out;
+	if (is_condition(rhs)) {
+		err = fail(p, "cannot compare a condition at column %zu", col);
+		goto out;
+	}
+	if (p->tok >= T_EQ) {
+		err = fail(p, "comparisons do not chain at column %zu", p->start + 1);
+		goto out;
+	}
+	if (!(e = node_new(EXPR_CMP)) || !(e->kids = calloc(2, sizeof(*e->kids)))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	e->op = op;
+	e->kids[0] = lhs;
+	e->kids[1] = rhs;
+	e->nkids = 2;
+	*out = e;
+	return 0;
+out:
+	expr_free(e);
+	expr_free(lhs);
+	expr_free(rhs);
+	return err;
+}
+
+static int parse_not(struct parser *p, struct expr **out)
+{
+	struct expr *kid = NULL, *e = NULL;
+	int err;
+
+	if (p->tok != T_NOT)
+		return parse_cmp(p, out);
+	if ((err = enter(p)) < 0 || (err = next(p)) < 0 ||
+	    (err = parse_not(p, &kid)) < 0)
+		goto out;
+	p->depth--;
+	if (!(e = node_new(EXPR_NOT)) || (err = node_add(e, kid)) < 0) {
+		err = -ENOMEM;
+		goto out;
+	}
+	*out = e;
+	return 0;
+out:
+	expr_free(e);
+	expr_free(kid);
+	return err;
+}
+
+/* One level of an n-ary `&&` or `||` chain. */
+static int parse_chain(struct parser *p, enum tok op, enum expr_kind kind,
+		       int (*sub)(struct parser *, struct expr **), struct expr **out)
+{
+	struct expr *kid = NULL, *e = NULL;
+	int err;
+
+	if ((err = sub(p, &kid)) < 0)
+		goto out;
+	if (p->tok != op) {
+		*out = kid;
+		return 0;
+	}
+	if (!(e = node_new(kind))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		if ((err = node_add(e, kid)) < 0)
+			goto out;
+		kid = NULL;
+		if (p->tok != op)
+			break;
+		if ((err = next(p)) < 0 || (err = sub(p, &kid)) < 0)
+			goto out;
+	}
+	*out = e;
+	return 0;
+out:
+	expr_free(e);
+	expr_free(kid);
+	return err;
+}
+
+static int parse_and(struct parser *p, struct expr **out)
+{
+	return parse_chain(p, T_AND, EXPR_AND, parse_not, out);
+}
+
+static int parse_or(struct parser *p, struct expr **out)
+{
+	return parse_chain(p, T_OR, EXPR_OR, parse_and, out);
+}
+
+int expr_parse(const char *src, struct expr **out, char *err, size_t errlen)
+{
+	struct parser p = { .src = src, .err = err, .errlen = errlen };
+	struct expr *e = NULL;
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!src || !out)
+		return -EINVAL;
+	if ((rc = next(&p)) < 0 || (rc = parse_or(&p, &e)) < 0)
+		goto out;
+	if (p.tok != T_END) {
+		int n = (int)(p.end - p.start);
+
+		rc = fail(&p, "unexpected '%.*s' at column %zu", n > 20 ? 20 : n,
+			  src + p.start, p.start + 1);
+		goto out;
+	}
+	*out = e;
+	e = NULL;
+out:
+	expr_free(e);
+	return rc;
+}
+
+/* strtoll's grammar without its leniency: the whole text, an optional sign
+ * and decimal digits, no surrounding space, in range. */
+static bool parse_ll(const char *s, size_t len, long long *out)
+{
+	unsigned long long acc = 0, limit = LLONG_MAX;
+	bool neg = false;
+	size_t i = 0;
+
+	if (i < len && (s[i] == '+' || s[i] == '-')) {
+		neg = s[i] == '-';
+		i++;
+	}
+	if (i == len)
+		return false;
+	if (neg)
+		limit = (unsigned long long)LLONG_MAX + 1;
+	for (; i < len; i++) {
+		unsigned d;
+
+		if (!is_digit(s[i]))
+			return false;
+		d = (unsigned)(s[i] - '0');
+		if (acc > (limit - d) / 10)
+			return false;
+		acc = acc * 10 + d;
+	}
+	if (!neg)
+		*out = (long long)acc;
+	else if (acc == (unsigned long long)LLONG_MAX + 1)
+		*out = LLONG_MIN;
+	else
+		*out = -(long long)acc;
+	return true;
+}
+
+struct eval {
+	envfs_lookup_fn fn;
+	void *ctx;
+	bool *cycle;
+};
+
+static int operand(const struct eval *ev, const struct expr *e, const char **s,
+		   size_t *len)
+{
+	const char *v = NULL;
+	size_t vl = 0;
+	int r;
+
+	*s = "";
+	*len = 0;
+	if (e->kind != EXPR_VAR) {
+		*s = e->text;
+		*len = e->len;
+		return 0;
+	}
+	if (!ev->fn)
+		return 0;
+	r = ev->fn(ev->ctx, e->text, e->len, &v, &vl);
+	if (r == -ELOOP) {
+		if (ev->cycle)
+			*ev->cycle = true;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if (r > 0 && v) {
+		*s = v;
+		*len = vl;
+	}
+	return 0;
+}
+
+static int eval(const struct eval *ev, const struct expr *e, bool *res)
+{
+	const char *a, *b;
+	size_t al, bl, i;
+	long long x, y;
+	int err;
+
+	switch (e->kind) {
+	case EXPR_OR:
+	case EXPR_AND:
+		/* Short-circuit: a later operand may name a variable that only
+		 * exists, or only resolves without a cycle, when it matters. */
+		for (i = 0; i < e->nkids; i++) {
+			if ((err = eval(ev, e->kids[i], res)) < 0)
+				return err;
+			if (*res == (e->kind == EXPR_OR))
+				return 0;
+		}
+		return 0;
+	case EXPR_NOT:
+		if ((err = eval(ev, e->kids[0], res)) < 0)
+			return err;
+		*res = !*res;
+		return 0;
+	case EXPR_CMP:
+		if ((err = operand(ev, e->kids[0], &a, &al)) < 0 ||
+		    (err = operand(ev, e->kids[1], &b, &bl)) < 0)
+			return err;
+		if (e->op == OP_EQ || e->op == OP_NE) {
+			*res = (al == bl && memcmp(a, b, al) == 0) == (e->op == OP_EQ);
+			return 0;
+		}
+		if (!parse_ll(a, al, &x) || !parse_ll(b, bl, &y)) {
+			*res = false;
+			return 0;
+		}
+		*res = e->op == OP_LT ? x < y : e->op == OP_LE ? x <= y :
+		       e->op == OP_GT ? x > y : x >= y;
+		return 0;
+	default:
+		if ((err = operand(ev, e, &a, &al)) < 0)
+			return err;
+		*res = al > 0;
+		return 0;
+	}
+}
+
+int expr_eval(const struct expr *e, envfs_lookup_fn fn, void *ctx, bool *result,
+	      bool *cycle)
+{
+	struct eval ev = { fn, ctx, cycle };
+	bool r = false;
+	int err;
+
+	if (!e || !result)
+		return -EINVAL;
+	if ((err = eval(&ev, e, &r)) < 0)
+		return err;
+	*result = r;
+	return 0;
+}

@@ -1,2 +1,368 @@
-/* inherit: not written yet */
-typedef int envfs_stub_inherit;
+/* inherit: the image layer's environment files (--inherit FILE), read the
+ * way `docker run --env-file` reads them, or as a NUL-separated environ
+ * dump (`cat /proc/PID/environ > FILE`, `docker inspect` tooling).
+ *
+ *   $ printf 'A=1\n# note\nHOME\n' > image.env    # HOME comes from host_env
+ *   $ primus-envfs resolve --inherit image.env -b maxtext -a gfx950
+ */
+#include "inherit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "strbuf.h"
+
+/* An image environment is small; anything bigger is the wrong file. */
+#define INHERIT_MAX_BYTES (1024 * 1024)
+/* docker's scanner limit: a longer line makes docker refuse the file. */
+#define DOCKER_MAX_LINE 65535
+
+int env_name_valid(const char *name, size_t len)
+{
+	size_t i;
+
+	if (!name || !len)
+		return 0;
+	for (i = 0; i < len; i++) {
+		char c = name[i];
+		bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+
+		if (!alpha && !(i > 0 && c >= '0' && c <= '9'))
+			return 0;
+	}
+	return 1;
+}
+
+int env_list_add(struct env_list *l, const char *name, size_t name_len,
+		 const char *value, size_t value_len, const char *source)
+{
+	struct env_pair p = { 0 };
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		struct env_pair *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	p.name = xstrndup(name, name_len);
+	p.value = xstrndup(value ? value : "", value ? value_len : 0);
+	p.value_len = value ? value_len : 0;
+	p.source = source ? xstrdup(source) : NULL;
+	if (!p.name || !p.value || (source && !p.source)) {
+		free(p.name);
+		free(p.value);
+		free(p.source);
+		return -ENOMEM;
+	}
+	l->v[l->n++] = p;
+	return 0;
+}
+
+void env_list_release(struct env_list *l)
+{
+	size_t i;
+
+	if (!l)
+		return;
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].name);
+		free(l->v[i].value);
+		free(l->v[i].source);
+	}
+	free(l->v);
+	l->v = NULL;
+	l->n = l->cap = 0;
+}
+
+/* Same rules as Go's utf8.Valid, which docker applies to every line. */
+static size_t utf8_seq(const unsigned char *p, size_t n, unsigned *cp)
+{
+	unsigned c = p[0], min;
+	size_t len, i;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		c &= 0x1f;
+		min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		c &= 0x0f;
+		min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		c &= 0x07;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (p[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+static bool utf8_valid(const char *s, size_t n)
+{
+	size_t i = 0, k;
+	unsigned cp;
+
+	while (i < n) {
+		if (!(k = utf8_seq((const unsigned char *)s + i, n - i, &cp)))
+			return false;
+		i += k;
+	}
+	return true;
+}
+
+/* Go's unicode.IsSpace, what docker trims from the start of each line. */
+static bool unicode_space(unsigned cp)
+{
+	return (cp >= 0x09 && cp <= 0x0d) || cp == 0x20 || cp == 0x85 ||
+	       cp == 0xa0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) ||
+	       cp == 0x2028 || cp == 0x2029 || cp == 0x202f || cp == 0x205f ||
+	       cp == 0x3000;
+}
+
+/* Bytes of leading whitespace docker's TrimLeftFunc would drop. */
+static size_t leading_space(const char *s, size_t n)
+{
+	size_t i = 0, k;
+	unsigned cp;
+
+	while (i < n && (k = utf8_seq((const unsigned char *)s + i, n - i, &cp)) &&
+	       unicode_space(cp))
+		i += k;
+	return i;
+}
+
+/* The value of name in host_env ("NAME=value" strings), or NULL. */
+static const char *host_lookup(char *const *host_env, const char *name, size_t n)
+{
+	size_t i;
+
+	if (!host_env)
+		return NULL;
+	for (i = 0; host_env[i]; i++)
+		if (!strncmp(host_env[i], name, n) && host_env[i][n] == '=')
+			return host_env[i] + n + 1;
+	return NULL;
+}
+
+static int add_with_source(struct env_list *out, const char *file, size_t line,
+			   const char *name, size_t name_len, const char *value,
+			   size_t value_len)
+{
+	struct strbuf src = STRBUF_INIT;
+	int err;
+
+	if (!(err = sb_addf(&src, "image:%s:%zu", file, line)))
+		err = env_list_add(out, name, name_len, value, value_len, sb_str(&src));
+	sb_release(&src);
+	return err;
+}
+
+/* One env-file line, already split off at '\n' with a trailing '\r'
+ * dropped (bufio.ScanLines does both). */
+static int env_file_line(const char *file, unsigned lineno, const char *s,
+			 size_t n, char *const *host_env, struct env_list *out,
+			 struct diag_list *diags)
+{
+	const char *eq, *value;
+	size_t name_len, skip;
+
+	/* Docker refuses the whole file for these; we keep the value (it is
+	 * what the image holds) and say that docker would not. */
+	if (!utf8_valid(s, n) &&
+	    diag_add(diags, DIAG_WARNING, file, lineno, 0,
+		     "line is not valid UTF-8; docker --env-file would reject this file") < 0)
+		return -ENOMEM;
+	if (n > DOCKER_MAX_LINE &&
+	    diag_add(diags, DIAG_WARNING, file, lineno, 0,
+		     "line is longer than %d bytes; docker --env-file would reject this file",
+		     DOCKER_MAX_LINE) < 0)
+		return -ENOMEM;
+	/* The BOM only counts at the very start of the file. */
+	if (lineno == 1 && n >= 3 && !memcmp(s, "\xef\xbb\xbf", 3)) {
+		s += 3;
+		n -= 3;
+	}
+	skip = leading_space(s, n);
+	s += skip;
+	n -= skip;
+	if (!n || s[0] == '#')
+		return 0;
+	eq = memchr(s, '=', n);
+	name_len = eq ? (size_t)(eq - s) : n;
+	if (!env_name_valid(s, name_len)) {
+		struct strbuf shown = STRBUF_INIT;
+		size_t i;
+		int err = 0;
+
+		/* Quote the name with unprintable bytes escaped: it goes on one
+		 * line of `check` output. */
+		for (i = 0; i < name_len && i < 128 && !err; i++) {
+			unsigned char c = (unsigned char)s[i];
+
+			err = (c >= 0x20 && c < 0x7f) ? sb_addc(&shown, (char)c)
+						      : sb_addf(&shown, "\\x%02x", c);
+		}
+		if (!err)
+			err = diag_add(diags, DIAG_ERROR, file, lineno, 0,
+				       "'%s%s' is not a variable name "
+				       "(expected [A-Za-z_][A-Za-z0-9_]*); line skipped",
+				       sb_str(&shown), name_len > 128 ? "..." : "");
+		sb_release(&shown);
+		return err;
+	}
+	if (eq)
+		return add_with_source(out, file, lineno, s, name_len, eq + 1,
+				       n - name_len - 1);
+	/* A bare NAME takes the host's value, and is skipped when the host
+	 * has none, as docker does. */
+	value = host_lookup(host_env, s, name_len);
+	if (!value)
+		return 0;
+	return add_with_source(out, file, lineno, s, name_len, value, strlen(value));
+}
+
+static int load_env_file(const char *name, const char *buf, size_t len,
+			 char *const *host_env, struct env_list *out,
+			 struct diag_list *diags)
+{
+	size_t pos = 0;
+	unsigned lineno = 0;
+	int err;
+
+	while (pos < len) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (buf + pos)) : len - pos;
+		size_t cut = n;
+
+		lineno++;
+		if (cut && buf[pos + cut - 1] == '\r')
+			cut--;
+		if ((err = env_file_line(name, lineno, buf + pos, cut, host_env, out,
+					 diags)) < 0)
+			return err;
+		pos += n + (nl != NULL);
+	}
+	return 0;
+}
+
+/* NAME=value\0 entries; "line" numbers in sources count entries. Values
+ * are taken byte for byte: an environ dump has no comments or quoting. */
+static int load_environ(const char *name, const char *buf, size_t len,
+			struct env_list *out, struct diag_list *diags)
+{
+	size_t pos = 0;
+	unsigned entry = 0;
+	int err;
+
+	while (pos < len) {
+		const char *end = memchr(buf + pos, '\0', len - pos);
+		size_t n = end ? (size_t)(end - (buf + pos)) : len - pos;
+		const char *s = buf + pos, *eq = memchr(s, '=', n);
+
+		pos += n + (end != NULL);
+		if (!n)
+			continue;
+		entry++;
+		if (!eq || !env_name_valid(s, (size_t)(eq - s))) {
+			if ((err = diag_add(diags, DIAG_ERROR, name, entry, 0,
+					    "environ entry %u is not NAME=value with NAME "
+					    "matching [A-Za-z_][A-Za-z0-9_]*; skipped",
+					    entry)) < 0)
+				return err;
+			continue;
+		}
+		if ((err = add_with_source(out, name, entry, s, (size_t)(eq - s), eq + 1,
+					   n - (size_t)(eq - s) - 1)) < 0)
+			return err;
+	}
+	return 0;
+}
+
+int inherit_load_buffer(const char *name, const char *buf, size_t len,
+			char *const *host_env, struct env_list *out,
+			struct diag_list *diags)
+{
+	if (!name || (!buf && len) || !out || !diags)
+		return -EINVAL;
+	if (!len)
+		return 0;
+	if (memchr(buf, '\0', len))
+		return load_environ(name, buf, len, out, diags);
+	return load_env_file(name, buf, len, host_env, out, diags);
+}
+
+int inherit_load_file(const char *path, char *const *host_env,
+		      struct env_list *out, struct diag_list *diags)
+{
+	struct strbuf buf = STRBUF_INIT;
+	struct stat st;
+	int fd = -1, err = 0;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st) < 0) {
+		err = -errno;
+		diag_add(diags, DIAG_ERROR, path, 0, 0, "cannot read: %s", strerror(-err));
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err = -EISDIR;
+		diag_add(diags, DIAG_ERROR, path, 0, 0, "is a directory");
+		goto out;
+	}
+	/* Read to EOF rather than trusting st_size: pipes and files that grow
+	 * while read are both cut off at the limit. */
+	for (;;) {
+		ssize_t r;
+
+		if ((err = sb_grow(&buf, 65536)) < 0)
+			goto out;
+		r = read(fd, buf.buf + buf.len, buf.cap - buf.len - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			diag_add(diags, DIAG_ERROR, path, 0, 0, "cannot read: %s",
+				 strerror(-err));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		buf.len += (size_t)r;
+		buf.buf[buf.len] = '\0';
+		if (buf.len > INHERIT_MAX_BYTES) {
+			err = -EFBIG;
+			diag_add(diags, DIAG_ERROR, path, 0, 0,
+				 "larger than %d bytes; not an environment file",
+				 INHERIT_MAX_BYTES);
+			goto out;
+		}
+	}
+	err = inherit_load_buffer(path, buf.buf, buf.len, host_env, out, diags);
+out:
+	if (fd >= 0)
+		close(fd);
+	sb_release(&buf);
+	return err;
+}

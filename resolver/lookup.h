@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-/* Returns 1 and sets *val/*val_len (borrowed, valid until the evaluation
+/* Returns 1 and sets *val and *val_len (borrowed, valid until the evaluation
  * ends) when NAME is set; 0 when it is unset; -ELOOP when NAME is part of a
  * reference cycle (the caller leaves that reference unexpanded / unset);
  * another negative errno on failure. */

@@ -1,2 +1,1136 @@
-/* resolve: not written yet */
-typedef int envfs_stub_resolve;
+/* The layering engine of SPEC section 3: for one <backend>/<arch>, every
+ * name's candidates from every layer, the winner, its value (templates and
+ * conditions see final values, computed on demand with cycle detection),
+ * the XLA_FLAGS-style flag lists of 3.1, and provenance. */
+#include "resolve.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr.h"
+#include "resolve_internal.h"
+#include "template.h"
+
+/* Precedence inside one directory; `mode: set` entries sit between cli and
+ * config, the runner above the backend at equal mode. */
+enum {
+	PRIO_BACKEND = 10, PRIO_RUNNER = 20, PRIO_IMAGE = 30, PRIO_HOST = 40,
+	PRIO_CLI = 50, PRIO_BACKEND_SET = 55, PRIO_RUNNER_SET = 56,
+	PRIO_CONFIG = 60, PRIO_OVERRIDE = 70,
+};
+
+struct cand {
+	enum layer layer;
+	int prio;
+	unsigned seq;
+	const struct spec *spec;        /* spec entries */
+	const struct spec_var *sv;
+	const char *lit;                /* image, host, cli, override */
+	size_t lit_len;
+	const char *source;
+	int cfg;                        /* config entry index, or -1 */
+	bool unset;                     /* an override that unsets */
+	signed char applies;            /* -1 not yet known */
+	bool have_val;
+	const char *val;                /* evaluated value (arena) */
+	size_t val_len;
+};
+
+enum rstate { ST_NEW, ST_BUSY, ST_DONE };
+
+struct rvar {
+	const char *name;
+	size_t name_len;
+	struct cand *c;                 /* sorted: highest precedence first */
+	size_t nc, capc;
+	const struct spec *flags_spec;  /* kind: flags declaration, if any */
+	const struct spec_var *flags_decl;
+	bool secret, consumed, cycle_reported;
+	const char *note;
+	enum rstate st;
+	/* results */
+	bool set, param;                /* param: only an export:false default */
+	const char *val;
+	size_t val_len;
+	int win;                        /* index into c, or -1 */
+	enum layer layer;
+	const char *source;
+	struct strbuf layers_sb, shadow_sb, explain_sb;
+	const char *def;
+	struct snap_flag *flags;
+	size_t nflags;
+	const char *effective;
+};
+
+struct cfgval {
+	enum rstate st;
+	const char *val;
+	size_t len;
+};
+
+struct rctx {
+	const struct world *w;
+	const struct spec *backend, *runner;
+	const char *arch;
+	struct rvar *vars;
+	size_t nvars;
+	struct cfgval *cfg;
+	struct diag_list diags;
+	struct arena *arena;
+	unsigned seq;
+	int err;                        /* first -ENOMEM */
+};
+
+static struct rvar *find_var(struct rctx *r, const char *name, size_t len)
+{
+	size_t lo = 0, hi = r->nvars;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct rvar *v = &r->vars[mid];
+		size_t n = v->name_len < len ? v->name_len : len;
+		int c = memcmp(v->name, name, n);
+
+		if (!c)
+			c = v->name_len < len ? -1 : v->name_len > len;
+		if (!c)
+			return &r->vars[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* ---- building the candidate table ------------------------------------ */
+
+struct name_ref {
+	const char *name;
+	size_t len;
+};
+
+static int name_ref_cmp(const void *a, const void *b)
+{
+	const struct name_ref *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->name, y->name, n);
+
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+struct names {
+	struct name_ref *v;
+	size_t n, cap;
+};
+
+static int names_push(struct names *ns, const char *name, size_t len)
+{
+	if (ns->n == ns->cap) {
+		size_t cap = ns->cap ? ns->cap * 2 : 256;
+		struct name_ref *v = realloc(ns->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ns->v = v;
+		ns->cap = cap;
+	}
+	ns->v[ns->n].name = name;
+	ns->v[ns->n].len = len;
+	ns->n++;
+	return 0;
+}
+
+static bool host_allowed(const struct rctx *r, const char *name)
+{
+	size_t k;
+
+	for (k = 0; k < r->w->npass; k++)
+		if (!strcmp(r->w->pass[k], name))
+			return true;
+	for (k = 0; k < r->backend->npassthrough; k++)
+		if (!strcmp(r->backend->passthrough[k], name))
+			return true;
+	for (k = 0; r->runner && k < r->runner->npassthrough; k++)
+		if (!strcmp(r->runner->passthrough[k], name))
+			return true;
+	return false;
+}
+
+static bool spec_var_here(const struct rctx *r, const struct spec_var *sv)
+{
+	return spec_var_applies_to_arch(sv, r->arch);
+}
+
+static const struct override *dir_override(const struct rctx *r, const struct override_set *ov,
+					   size_t k)
+{
+	const struct override *o = &ov->v[k];
+
+	if (strcmp(o->backend, r->backend->backend) || strcmp(o->arch, r->arch))
+		return NULL;
+	return o;
+}
+
+static int collect_names(struct rctx *r, const struct override_set *ov, struct names *ns)
+{
+	const struct spec *specs[2] = { r->runner, r->backend };
+	const struct world *w = r->w;
+	size_t k, j;
+	int err = 0;
+
+	for (j = 0; j < 2; j++)
+		for (k = 0; specs[j] && k < specs[j]->nvars && !err; k++)
+			if (spec_var_here(r, &specs[j]->vars[k]))
+				err = names_push(ns, specs[j]->vars[k].name,
+						 strlen(specs[j]->vars[k].name));
+	for (k = 0; k < w->image.n && !err; k++)
+		err = names_push(ns, w->image.v[k].name, strlen(w->image.v[k].name));
+	for (k = 0; k < w->host.n && !err; k++)
+		if (host_allowed(r, w->host.v[k].name))
+			err = names_push(ns, w->host.v[k].name, strlen(w->host.v[k].name));
+	for (k = 0; k < w->cli.n && !err; k++)
+		err = names_push(ns, w->cli.v[k].name, strlen(w->cli.v[k].name));
+	for (k = 0; w->config && k < w->config->nenv && !err; k++)
+		err = names_push(ns, w->config->env[k].name, strlen(w->config->env[k].name));
+	for (k = 0; ov && k < ov->n && !err; k++)
+		if (dir_override(r, ov, k))
+			err = names_push(ns, ov->v[k].name, strlen(ov->v[k].name));
+	return err;
+}
+
+static int add_cand(struct rctx *r, const char *name, struct cand c)
+{
+	struct rvar *v = find_var(r, name, strlen(name));
+
+	if (!v)
+		return -EINVAL;
+	if (v->nc == v->capc) {
+		size_t cap = v->capc ? v->capc * 2 : 4;
+		struct cand *p = realloc(v->c, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		v->c = p;
+		v->capc = cap;
+	}
+	c.seq = r->seq++;
+	c.applies = -1;
+	v->c[v->nc++] = c;
+	return 0;
+}
+
+static int add_spec(struct rctx *r, const struct spec *s, bool runner)
+{
+	size_t k;
+	int err;
+
+	for (k = 0; s && k < s->nvars; k++) {
+		const struct spec_var *sv = &s->vars[k];
+		struct rvar *v;
+		struct cand c = { .cfg = -1 };
+
+		if (!spec_var_here(r, sv))
+			continue;
+		v = find_var(r, sv->name, strlen(sv->name));
+		v->secret |= sv->secret;
+		if (sv->note && !v->note)
+			v->note = sv->note;
+		if (sv->kind == SPEC_KIND_FLAGS) {
+			/* The backend's declaration replaces the runner's. */
+			if (!v->flags_decl || !runner) {
+				v->flags_decl = sv;
+				v->flags_spec = s;
+			}
+			continue;
+		}
+		if (!sv->value)
+			continue;
+		c.layer = runner ? LAYER_RUNNER : LAYER_BACKEND;
+		if (sv->mode == SPEC_MODE_SET)
+			c.prio = runner ? PRIO_RUNNER_SET : PRIO_BACKEND_SET;
+		else
+			c.prio = runner ? PRIO_RUNNER : PRIO_BACKEND;
+		c.spec = s;
+		c.sv = sv;
+		if ((err = add_cand(r, sv->name, c)) < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int add_list(struct rctx *r, const struct env_list *l, enum layer layer, int prio)
+{
+	size_t k;
+	int err;
+
+	for (k = 0; k < l->n; k++) {
+		struct cand c = { .layer = layer, .prio = prio, .cfg = -1 };
+
+		if (layer == LAYER_HOST && !host_allowed(r, l->v[k].name))
+			continue;
+		c.lit = l->v[k].value;
+		c.lit_len = l->v[k].value_len;
+		c.source = l->v[k].source;
+		if ((err = add_cand(r, l->v[k].name, c)) < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->prio != y->prio)
+		return y->prio - x->prio;
+	return (y->seq > x->seq) - (y->seq < x->seq);
+}
+
+static int build_table(struct rctx *r, const struct override_set *ov)
+{
+	struct names ns = { 0 };
+	const struct world *w = r->w;
+	size_t k, n = 0;
+	int err;
+
+	if ((err = collect_names(r, ov, &ns)) < 0)
+		goto out;
+	qsort(ns.v, ns.n, sizeof(*ns.v), name_ref_cmp);
+	err = -ENOMEM;
+	if (!(r->vars = calloc(ns.n ? ns.n : 1, sizeof(*r->vars))))
+		goto out;
+	for (k = 0; k < ns.n; k++) {
+		if (n && !name_ref_cmp(&ns.v[k], &ns.v[k - 1]))
+			continue;
+		r->vars[n].name = ns.v[k].name;
+		r->vars[n].name_len = ns.v[k].len;
+		r->vars[n].win = -1;
+		n++;
+	}
+	r->nvars = n;
+	if ((err = add_spec(r, r->runner, true)) < 0 ||
+	    (err = add_spec(r, r->backend, false)) < 0 ||
+	    (err = add_list(r, &w->image, LAYER_IMAGE, PRIO_IMAGE)) < 0 ||
+	    (err = add_list(r, &w->host, LAYER_HOST, PRIO_HOST)) < 0 ||
+	    (err = add_list(r, &w->cli, LAYER_CLI, PRIO_CLI)) < 0)
+		goto out;
+	for (k = 0; w->config && k < w->config->nenv; k++) {
+		struct cand c = { .layer = LAYER_CONFIG, .prio = PRIO_CONFIG, .cfg = (int)k };
+
+		if ((err = add_cand(r, w->config->env[k].name, c)) < 0)
+			goto out;
+	}
+	for (k = 0; ov && k < ov->n; k++) {
+		const struct override *o = dir_override(r, ov, k);
+		struct cand c = { .layer = LAYER_OVERRIDE, .prio = PRIO_OVERRIDE, .cfg = -1,
+				  .source = "override" };
+
+		if (!o)
+			continue;
+		c.lit = o->value;
+		c.lit_len = o->value_len;
+		c.unset = !o->value;
+		if ((err = add_cand(r, o->name, c)) < 0)
+			goto out;
+	}
+	for (k = 0; k < r->nvars; k++) {
+		struct rvar *v = &r->vars[k];
+
+		qsort(v->c, v->nc, sizeof(*v->c), cand_cmp);
+		if (v->flags_decl && v->flags_decl->append_from) {
+			struct rvar *a = find_var(r, v->flags_decl->append_from,
+						  strlen(v->flags_decl->append_from));
+			if (a)
+				a->consumed = true;
+		}
+	}
+	if (w->config && !(r->cfg = calloc(w->config->nenv ? w->config->nenv : 1,
+					   sizeof(*r->cfg))))
+		err = -ENOMEM;
+out:
+	free(ns.v);
+	return err;
+}
+
+/* ---- evaluation ------------------------------------------------------ */
+
+static int resolve_var(struct rctx *r, struct rvar *v);
+static int cand_value(struct rctx *r, struct rvar *v, struct cand *c);
+
+static void report_cycle(struct rctx *r, struct rvar *v, const char *file, unsigned line)
+{
+	if (v->cycle_reported)
+		return;
+	v->cycle_reported = true;
+	diag_add(&r->diags, DIAG_ERROR, file, line, 0,
+		 "%s: reference cycle; the references in the cycle are left unexpanded",
+		 v->name);
+}
+
+/* Templates and conditions see final values; a parameter (export: false)
+ * reads as its default, as the code that owns it does. */
+static int final_lookup(void *ctx, const char *name, size_t len, const char **val,
+			size_t *vlen)
+{
+	struct rctx *r = ctx;
+	struct rvar *v = find_var(r, name, len);
+	int err;
+
+	if (!v)
+		return 0;
+	if ((err = resolve_var(r, v)) < 0)
+		return err;
+	if (!v->set && !v->param)
+		return 0;
+	*val = v->val;
+	*vlen = v->val_len;
+	return 1;
+}
+
+static const char *cand_file(const struct cand *c, unsigned *line)
+{
+	*line = c->sv ? c->sv->line : 0;
+	return c->spec ? c->spec->display : NULL;
+}
+
+static int cand_applies(struct rctx *r, struct rvar *v, struct cand *c)
+{
+	struct expr *e = NULL;
+	char msg[160];
+	bool ok = true, cycle = false;
+	unsigned line;
+	int err = 0;
+
+	if (c->applies >= 0)
+		return c->applies;
+	if (c->sv && c->sv->when) {
+		/* Parsed again here: specs are checked at load, and conditions
+		 * are few and short. */
+		if ((err = expr_parse(c->sv->when, &e, msg, sizeof(msg))) < 0)
+			return err == -ENOMEM ? err : 0;
+		err = expr_eval(e, final_lookup, r, &ok, &cycle);
+		expr_free(e);
+		if (err < 0)
+			return err;
+		if (cycle)
+			report_cycle(r, v, cand_file(c, &line), c->sv->line);
+	}
+	c->applies = ok;
+	return ok;
+}
+
+static int expand(struct rctx *r, struct rvar *v, const char *src, const char *file,
+		  unsigned line, const char **out, size_t *len)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct tmpl_result res = { 0 };
+	int err;
+
+	if ((err = tmpl_expand(src, final_lookup, r, &sb, &res)) < 0)
+		goto out;
+	if (res.cycle)
+		report_cycle(r, v, file, line);
+	if (res.problem[0])
+		diag_add(&r->diags, DIAG_WARNING, file, line, 0, "%s: %s", v->name, res.problem);
+	err = -ENOMEM;
+	if (!(*out = arena_strndup(r->arena, sb_str(&sb), sb.len)))
+		goto out;
+	*len = sb.len;
+	err = 0;
+out:
+	sb_release(&sb);
+	return err;
+}
+
+/* ---- the config env: block, expanded against what is set before it ---- */
+
+struct cfg_lookup {
+	struct rctx *r;
+	size_t index;
+};
+
+static int cfg_value(struct rctx *r, size_t k, const char **val, size_t *len);
+
+/* "Already set" for the env: block: image, host, cli, runner or override,
+ * or an earlier key of the block; never the backend defaults. */
+static int pre_config_lookup(void *ctx, const char *name, size_t len, const char **val,
+			     size_t *vlen)
+{
+	struct cfg_lookup *cl = ctx;
+	struct rctx *r = cl->r;
+	const struct config *cfg = r->w->config;
+	struct rvar *v;
+	size_t k, i;
+	int err;
+
+	for (k = cl->index; k-- > 0;)
+		if (strlen(cfg->env[k].name) == len && !memcmp(cfg->env[k].name, name, len))
+			return cfg_value(r, k, val, vlen);
+	if (!(v = find_var(r, name, len)))
+		return 0;
+	for (i = 0; i < v->nc; i++) {
+		struct cand *c = &v->c[i];
+
+		if (c->layer == LAYER_CONFIG || c->layer == LAYER_BACKEND)
+			continue;
+		if ((err = cand_applies(r, v, c)) < 0)
+			return err;
+		if (!err)
+			continue;
+		if (c->unset)
+			return 0;
+		if (c->sv && !c->sv->export)
+			continue;
+		if ((err = cand_value(r, v, c)) < 0)
+			return err;
+		*val = c->val;
+		*vlen = c->val_len;
+		return 1;
+	}
+	return 0;
+}
+
+static int cfg_value(struct rctx *r, size_t k, const char **val, size_t *len)
+{
+	struct cfgval *cv = &r->cfg[k];
+	const struct config_entry *e = &r->w->config->env[k];
+	struct cfg_lookup cl = { r, k };
+	struct strbuf sb = STRBUF_INIT;
+	int err = 0;
+
+	if (cv->st == ST_BUSY)
+		return -ELOOP;
+	if (cv->st == ST_NEW) {
+		cv->st = ST_BUSY;
+		err = config_expand(r->w->config, e, pre_config_lookup, &cl, &sb, &r->diags);
+		if (!err && !(cv->val = arena_strndup(r->arena, sb_str(&sb), sb.len)))
+			err = -ENOMEM;
+		cv->len = sb.len;
+		sb_release(&sb);
+		cv->st = ST_DONE;
+		if (err < 0)
+			return err;
+	}
+	*val = cv->val;
+	*len = cv->len;
+	return 1;
+}
+
+static int cand_value(struct rctx *r, struct rvar *v, struct cand *c)
+{
+	unsigned line;
+	int err;
+
+	if (c->have_val)
+		return 0;
+	if (c->cfg >= 0) {
+		if ((err = cfg_value(r, (size_t)c->cfg, &c->val, &c->val_len)) < 0)
+			return err;
+	} else if (c->sv) {
+		if ((err = expand(r, v, c->sv->value, cand_file(c, &line), c->sv->line,
+				  &c->val, &c->val_len)) < 0)
+			return err;
+	} else {
+		c->val = c->lit ? c->lit : "";
+		c->val_len = c->lit_len;
+	}
+	c->have_val = true;
+	return 0;
+}
+
+static int cand_source(struct rctx *r, const struct cand *c, const char **out)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int err = 0;
+
+	if (c->sv)
+		err = sb_addf(&sb, "%s:%u", c->spec->display, c->sv->line);
+	else if (c->cfg >= 0)
+		err = sb_addf(&sb, "%s:%u", r->w->config->file, r->w->config->env[c->cfg].line);
+	else {
+		*out = c->source;
+		return 0;
+	}
+	if (!err && !(*out = arena_strndup(r->arena, sb_str(&sb), sb.len)))
+		err = -ENOMEM;
+	sb_release(&sb);
+	return err;
+}
+
+static int add_shadow(struct rctx *r, struct rvar *v, const struct cand *c)
+{
+	(void)r;
+	if (c->unset)
+		return sb_addf(&v->shadow_sb, "%s=(unset)\n", layer_name(c->layer));
+	if (v->secret)
+		return sb_addf(&v->shadow_sb, "%s=<redacted>\n", layer_name(c->layer));
+	if (sb_addf(&v->shadow_sb, "%s=", layer_name(c->layer)) < 0 ||
+	    sb_add(&v->shadow_sb, c->val, c->val_len) < 0)
+		return -ENOMEM;
+	return sb_addc(&v->shadow_sb, '\n');
+}
+
+static int finish_layers(struct rvar *v, unsigned mask)
+{
+	enum layer l;
+	int err = 0;
+
+	for (l = LAYER_BACKEND; l <= LAYER_OVERRIDE && !err; l++)
+		if (mask & (1u << l))
+			err = sb_addf(&v->layers_sb, "%s%s", v->layers_sb.len ? " " : "",
+				      layer_name(l));
+	return err;
+}
+
+static int build_value(struct rctx *r, struct rvar *v)
+{
+	unsigned mask = 0;
+	bool have_def = false;
+	size_t i;
+	int err;
+
+	for (i = 0; i < v->nc; i++) {
+		struct cand *c = &v->c[i];
+
+		if ((err = cand_applies(r, v, c)) < 0)
+			return err;
+		if (!err)
+			continue;
+		if ((err = cand_value(r, v, c)) < 0)
+			return err;
+		mask |= 1u << c->layer;
+		if (c->sv && !have_def) {
+			have_def = true;
+			v->def = c->val;
+		}
+		if (v->win < 0) {
+			v->win = (int)i;
+			continue;
+		}
+		if ((err = add_shadow(r, v, c)) < 0)
+			return err;
+	}
+	if (v->win >= 0) {
+		struct cand *w = &v->c[v->win];
+
+		v->layer = w->layer;
+		if ((err = cand_source(r, w, &v->source)) < 0)
+			return err;
+		v->val = w->val;
+		v->val_len = w->val_len;
+		v->set = !w->unset && !(w->sv && !w->sv->export);
+		v->param = w->sv && !w->sv->export;
+		if (w->unset)
+			v->val = NULL;
+	}
+	return finish_layers(v, mask);
+}
+
+/* ---- flag lists (SPEC 3.1) ------------------------------------------- */
+
+struct part {
+	const char *text;
+	size_t len;
+	enum layer layer;
+};
+
+static int effective_flags(struct rctx *r, struct rvar *v, const struct part *parts,
+			   size_t nparts)
+{
+	struct snap_flag *f = NULL;
+	struct strbuf eff = STRBUF_INIT;
+	size_t n = 0, cap = 0, p, k;
+	int err = -ENOMEM;
+
+	for (p = 0; p < nparts; p++) {
+		const char *s = parts[p].text, *end = s + parts[p].len;
+
+		while (s < end) {
+			const char *t, *eq;
+			char *key, *tok;
+
+			while (s < end && (*s == ' ' || *s == '\t' || *s == '\n'))
+				s++;
+			if (s == end)
+				break;
+			for (t = s; t < end && *t != ' ' && *t != '\t' && *t != '\n'; t++)
+				;
+			eq = memchr(s, '=', (size_t)(t - s));
+			if (!(tok = arena_strndup(r->arena, s, (size_t)(t - s))) ||
+			    !(key = arena_strndup(r->arena, s, (size_t)((eq ? eq : t) - s))))
+				goto out;
+			for (k = 0; k < n && strcmp(f[k].key, key); k++)
+				;
+			if (k < n) {
+				diag_add(&r->diags, DIAG_INFO, NULL, 0, 0,
+					 "%s: %s is given more than once; the last (%s) wins",
+					 v->name, key, tok);
+			} else {
+				if (n == cap) {
+					struct snap_flag *nf = realloc(f, (cap = cap ? 2 * cap : 16) *
+								       sizeof(*nf));
+					if (!nf)
+						goto out;
+					f = nf;
+				}
+				f[n++].key = key;
+			}
+			f[k].token = tok;
+			f[k].layer = parts[p].layer;
+			s = t;
+		}
+	}
+	for (k = 0; k < n; k++)
+		if (sb_adds(&eff, f[k].token) < 0 || sb_addc(&eff, '\n') < 0)
+			goto out;
+	if (!(v->flags = arena_alloc(r->arena, (n ? n : 1) * sizeof(*v->flags))))
+		goto out;
+	if (n)
+		memcpy(v->flags, f, n * sizeof(*f));
+	v->nflags = n;
+	if (!(v->effective = arena_strndup(r->arena, sb_str(&eff), eff.len)))
+		goto out;
+	err = 0;
+out:
+	free(f);
+	sb_release(&eff);
+	return err;
+}
+
+static int managed_flags(struct rctx *r, struct rvar *v, struct strbuf *out)
+{
+	const struct spec_var *d = v->flags_decl;
+	size_t k;
+	int err;
+
+	for (k = 0; k < d->nflags; k++) {
+		const struct spec_flag *f = &d->flags[k];
+		const char *val;
+		size_t len;
+
+		if (f->when) {
+			struct expr *e = NULL;
+			char msg[160];
+			bool ok = false, cycle = false;
+
+			if ((err = expr_parse(f->when, &e, msg, sizeof(msg))) < 0)
+				return err == -ENOMEM ? err : 0;
+			err = expr_eval(e, final_lookup, r, &ok, &cycle);
+			expr_free(e);
+			if (err < 0)
+				return err;
+			if (cycle)
+				report_cycle(r, v, v->flags_spec->display, f->line);
+			if (!ok)
+				continue;
+		}
+		if ((err = expand(r, v, f->text, v->flags_spec->display, f->line, &val, &len)) < 0)
+			return err;
+		if (!len)
+			continue;
+		if ((out->len && (err = sb_addc(out, ' ')) < 0) || (err = sb_add(out, val, len)) < 0)
+			return err;
+	}
+	return 0;
+}
+
+static const char *autotune_token(const char *s)
+{
+	const char *p = strstr(s, "--xla_gpu_autotune_level=");
+
+	return p;
+}
+
+static int build_flags(struct rctx *r, struct rvar *v)
+{
+	const struct spec_var *d = v->flags_decl;
+	struct cand *ovr = NULL, *cfg = NULL, *inh = NULL;
+	struct strbuf managed = STRBUF_INIT, val = STRBUF_INIT;
+	struct part parts[3];
+	struct rvar *app = NULL;
+	unsigned mask = 0;
+	size_t i, np = 0;
+	bool any = false;
+	int err;
+
+	for (i = 0; i < v->nc; i++) {
+		struct cand *c = &v->c[i];
+
+		if (c->sv)      /* value entries beside a flag list are ignored */
+			continue;
+		if ((err = cand_value(r, v, c)) < 0)
+			goto out;
+		if (c->layer == LAYER_OVERRIDE && !ovr)
+			ovr = c;
+		else if (c->layer == LAYER_CONFIG && !cfg)
+			cfg = c;
+		else if (c->layer >= LAYER_IMAGE && c->layer <= LAYER_CLI && !inh)
+			inh = c;
+	}
+	if ((err = managed_flags(r, v, &managed)) < 0)
+		goto out;
+	if (managed.len && !(v->def = arena_strndup(r->arena, managed.buf, managed.len))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (ovr) {
+		v->win = (int)(ovr - v->c);
+		for (i = 0; i < v->nc; i++)
+			if (&v->c[i] != ovr && !v->c[i].sv) {
+				mask |= 1u << v->c[i].layer;
+				if ((err = add_shadow(r, v, &v->c[i])) < 0)
+					goto out;
+			}
+		mask |= 1u << LAYER_OVERRIDE;
+		v->layer = LAYER_OVERRIDE;
+		v->source = "override";
+		v->set = !ovr->unset;
+		v->val = ovr->unset ? NULL : ovr->val;
+		v->val_len = ovr->unset ? 0 : ovr->val_len;
+		if (v->set) {
+			parts[0] = (struct part){ v->val, v->val_len, LAYER_OVERRIDE };
+			err = effective_flags(r, v, parts, 1);
+		}
+		if (!err)
+			err = finish_layers(v, mask);
+		goto out;
+	}
+	/* Base: the config owns the variable, else the inherited value. */
+	if (cfg) {
+		unsigned line;
+
+		any = true;
+		v->win = (int)(cfg - v->c);
+		parts[np++] = (struct part){ cfg->val, cfg->val_len, LAYER_CONFIG };
+		mask |= 1u << LAYER_CONFIG;
+		sb_addf(&v->explain_sb, "%s comes from the config env: block; managed defaults skipped\n",
+			v->name);
+		if (managed.len) {
+			const char *at = autotune_token(managed.buf);
+
+			line = r->w->config->env[cfg->cfg].line;
+			diag_add(&r->diags, DIAG_WARNING, r->w->config->file, line,
+				 r->w->config->env[cfg->cfg].col,
+				 "%s is set in the config env: block, so it owns the variable and "
+				 "the %s managed defaults%s%.*s%s are skipped; use %s to change one flag",
+				 v->name, v->flags_spec->backend ? v->flags_spec->backend : "runner",
+				 at ? " (including " : "", at ? (int)strcspn(at, " ") : 0,
+				 at ? at : "", at ? ")" : "",
+				 d->append_from ? d->append_from : "an append variable");
+		}
+		for (i = 0; i < v->nc; i++)
+			if (!v->c[i].sv && &v->c[i] != cfg) {
+				mask |= 1u << v->c[i].layer;
+				if ((err = add_shadow(r, v, &v->c[i])) < 0)
+					goto out;
+			}
+	} else {
+		if (inh) {
+			any = true;
+			v->win = (int)(inh - v->c);
+			mask |= 1u << inh->layer;
+			if (inh->val_len)
+				parts[np++] = (struct part){ inh->val, inh->val_len, inh->layer };
+			for (i = 0; i < v->nc; i++)
+				if (!v->c[i].sv && &v->c[i] != inh) {
+					mask |= 1u << v->c[i].layer;
+					if ((err = add_shadow(r, v, &v->c[i])) < 0)
+						goto out;
+				}
+		}
+		if (managed.len) {
+			enum layer ml = v->flags_spec->is_runner ? LAYER_RUNNER : LAYER_BACKEND;
+
+			parts[np++] = (struct part){ v->def, managed.len, ml };
+			mask |= 1u << ml;
+			if (inh && inh->val_len)
+				sb_addf(&v->explain_sb,
+					"%s appended (managed defaults override inherited)\n", v->name);
+		}
+	}
+	if (d->append_from &&
+	    (app = find_var(r, d->append_from, strlen(d->append_from)))) {
+		if ((err = resolve_var(r, app)) == -ELOOP) {
+			report_cycle(r, v, v->flags_spec->display, d->line);
+			app = NULL;
+		} else if (err < 0) {
+			goto out;
+		}
+		if (app && app->set && app->val_len) {
+			any = true;
+			parts[np++] = (struct part){ app->val, app->val_len, app->layer };
+			mask |= 1u << app->layer;
+			sb_addf(&v->explain_sb, "%s appended (wins): %.*s\n", app->name,
+				(int)app->val_len, app->val);
+		}
+	}
+	for (i = 0; i < np; i++) {
+		if ((i && (err = sb_addc(&val, ' ')) < 0) ||
+		    (err = sb_add(&val, parts[i].text, parts[i].len)) < 0)
+			goto out;
+	}
+	if (np || any) {
+		v->set = true;
+		err = -ENOMEM;
+		if (!(v->val = arena_strndup(r->arena, sb_str(&val), val.len)))
+			goto out;
+		v->val_len = val.len;
+		if (cfg) {
+			v->layer = LAYER_CONFIG;
+			err = cand_source(r, cfg, &v->source);
+		} else if (managed.len) {
+			v->layer = v->flags_spec->is_runner ? LAYER_RUNNER : LAYER_BACKEND;
+			err = sb_addf(&val, "%s:%u", v->flags_spec->display, d->line);
+			if (!err && !(v->source = arena_strdup(r->arena, val.buf + v->val_len + 0)))
+				err = -ENOMEM;
+		} else if (inh) {
+			v->layer = inh->layer;
+			err = cand_source(r, inh, &v->source);
+		} else {
+			v->layer = app->layer;
+			v->source = app->source;
+			err = 0;
+		}
+		if (err < 0)
+			goto out;
+		if ((err = effective_flags(r, v, parts, np)) < 0)
+			goto out;
+	}
+	err = finish_layers(v, mask);
+out:
+	sb_release(&managed);
+	sb_release(&val);
+	return err;
+}
+
+static int resolve_var(struct rctx *r, struct rvar *v)
+{
+	int err;
+
+	if (v->st == ST_DONE)
+		return 0;
+	if (v->st == ST_BUSY)
+		return -ELOOP;
+	v->st = ST_BUSY;
+	err = v->flags_decl ? build_flags(r, v) : build_value(r, v);
+	v->st = ST_DONE;
+	return err == -ELOOP ? 0 : err;
+}
+
+/* ---- snapshot -------------------------------------------------------- */
+
+static bool is_view_name(const char *name)
+{
+	static const char *const views[] = { "env_file", "environ", "env.sh", "env.json",
+					     "explain", "digest", "status", "diagnostics", NULL };
+	size_t k;
+
+	for (k = 0; views[k]; k++)
+		if (!strcmp(name, views[k]))
+			return true;
+	return false;
+}
+
+static const char *arena_sb(struct rctx *r, const struct strbuf *sb)
+{
+	if (!sb->len)
+		return NULL;
+	return arena_strndup(r->arena, sb->buf, sb->len);
+}
+
+static int build_snapshot(struct rctx *r, struct snapshot **out)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+	const struct spec_set *set = r->w->specs;
+	size_t k, n = 0;
+	int err = -ENOMEM;
+
+	if (!s)
+		return -ENOMEM;
+	atomic_init(&s->refs, 1);
+	s->arena = r->arena;
+	r->arena = NULL;
+	if (!(s->backend = arena_strdup(s->arena, r->backend->backend)) ||
+	    !(s->arch = arena_strdup(s->arena, r->arch)) ||
+	    !(s->vars = calloc(r->nvars ? r->nvars : 1, sizeof(*s->vars))))
+		goto out;
+	for (k = 0; k < r->nvars; k++) {
+		struct rvar *v = &r->vars[k];
+		struct snap_var *sv = &s->vars[n];
+		const struct catalog_entry *ce;
+
+		if (!v->set && !v->param && !v->def)
+			continue;
+		sv->name = v->name;
+		sv->name_len = v->name_len;
+		sv->set = v->set;
+		sv->value = v->set ? v->val : NULL;
+		sv->value_len = v->set ? v->val_len : 0;
+		sv->exported = v->set && !v->consumed;
+		sv->secret = v->secret;
+		sv->is_flags = v->flags_decl != NULL;
+		sv->layer = v->set ? v->layer : LAYER_NONE;
+		sv->source = v->set ? v->source : NULL;
+		sv->def = v->def;
+		sv->note = v->note;
+		if (!sv->note && set && (ce = spec_set_catalog(set, v->name)))
+			sv->note = ce->description;
+		sv->flags = v->flags;
+		sv->nflags = v->nflags;
+		sv->effective = v->set ? v->effective : NULL;
+		if (v->consumed && v->set)
+			sb_addf(&v->explain_sb, "consumed: appended to a flag list, never exported\n");
+		if (v->param && !v->set)
+			sb_addf(&v->explain_sb, "parameter: not exported; its default is %s\n",
+				v->secret ? "<redacted>" : v->val);
+		if (!(sv->layers = v->set ? arena_sb(r, &v->layers_sb) : NULL) && v->set &&
+		    v->layers_sb.len)
+			goto out;
+		sv->shadowed = arena_sb(r, &v->shadow_sb);
+		sv->explain = arena_sb(r, &v->explain_sb);
+		if (v->set && is_view_name(v->name)) {
+			sv->view_name = true;
+			diag_add(&s->diags, DIAG_WARNING, sv->source, 0, 0,
+				 "%s is named like a view file; it is only reachable through the views",
+				 v->name);
+		}
+		if (sv->set)
+			s->nset++;
+		if (sv->exported && sv->secret)
+			s->secret_in_views = true;
+		n++;
+	}
+	s->nvars = n;
+	/* Names and sources borrowed from the world must outlive it. */
+	for (k = 0; k < n; k++) {
+		struct snap_var *sv = &s->vars[k];
+
+		if (!(sv->name = arena_strndup(s->arena, sv->name, sv->name_len)) ||
+		    (sv->source && !(sv->source = arena_strdup(s->arena, sv->source))) ||
+		    (sv->note && !(sv->note = arena_strdup(s->arena, sv->note))))
+			goto out;
+	}
+	if ((err = diag_extend(&s->diags, &r->w->diags)) < 0 ||
+	    (err = diag_extend(&s->diags, &r->diags)) < 0)
+		goto out;
+	if ((err = validate_snapshot(set, r->backend, r->runner, s)) < 0)
+		goto out;
+	*out = s;
+	return 0;
+out:
+	snapshot_unref(s);
+	return err;
+}
+
+static void rctx_release(struct rctx *r)
+{
+	size_t k;
+
+	for (k = 0; k < r->nvars; k++) {
+		free(r->vars[k].c);
+		sb_release(&r->vars[k].layers_sb);
+		sb_release(&r->vars[k].shadow_sb);
+		sb_release(&r->vars[k].explain_sb);
+	}
+	free(r->vars);
+	free(r->cfg);
+	diag_list_release(&r->diags);
+	arena_free(r->arena);
+}
+
+int resolve_dir(const struct world *w, const struct override_set *ov,
+		const char *backend, const char *arch, struct snapshot **out)
+{
+	struct rctx r = { .w = w, .arch = arch };
+	size_t k;
+	int err = -EINVAL;
+
+	if (!w->specs || !(r.backend = spec_set_backend(w->specs, backend)))
+		return -EINVAL;
+	if (!world_has_dir(w, backend, arch))
+		return -ENOENT;
+	r.runner = r.backend->uses_runner ? w->specs->runner : NULL;
+	if (!(r.arena = arena_new()))
+		return -ENOMEM;
+	if ((err = build_table(&r, ov)) < 0)
+		goto out;
+	for (k = 0; k < r.nvars; k++)
+		if ((err = resolve_var(&r, &r.vars[k])) < 0)
+			goto out;
+	err = build_snapshot(&r, out);
+out:
+	rctx_release(&r);
+	return err;
+}
+
+int resolve_all(const struct world *w, const struct override_set *ov,
+		struct resolution **out)
+{
+	struct resolution *res;
+	size_t k, j, cap = 0;
+	int err = -ENOMEM;
+
+	if (!w->specs)
+		return -EINVAL;
+	if (!(res = calloc(1, sizeof(*res))))
+		return -ENOMEM;
+	if ((err = diag_extend(&res->diags, &w->diags)) < 0)
+		goto out;
+	for (k = 0; k < w->specs->nbackends; k++) {
+		const struct spec *s = w->specs->backends[k];
+		const char **arches = NULL;
+		size_t na = 0;
+
+		if ((err = world_arches(w, s, &arches, &na)) < 0)
+			goto out;
+		for (j = 0; j < na; j++) {
+			struct snapshot *snap = NULL;
+			size_t d;
+
+			if (res->ndirs == cap) {
+				struct snapshot **p = realloc(res->dirs,
+							      (cap = cap ? cap * 2 : 16) * sizeof(*p));
+				if (!p) {
+					err = -ENOMEM;
+					break;
+				}
+				res->dirs = p;
+			}
+			if ((err = resolve_dir(w, ov, s->backend, arches[j], &snap)) < 0)
+				break;
+			res->dirs[res->ndirs++] = snap;
+			/* Directory diagnostics beyond the load-time ones. */
+			for (d = w->diags.n; d < snap->diags.n; d++) {
+				struct diag_list one = { &snap->diags.v[d], 1, 1 };
+
+				if ((err = diag_extend(&res->diags, &one)) < 0)
+					break;
+			}
+			if (err < 0)
+				break;
+		}
+		free(arches);
+		if (err < 0)
+			goto out;
+	}
+	*out = res;
+	return 0;
+out:
+	resolution_free(res);
+	return err;
+}
+
+void resolution_free(struct resolution *r)
+{
+	size_t k;
+
+	if (!r)
+		return;
+	for (k = 0; k < r->ndirs; k++)
+		snapshot_unref(r->dirs[k]);
+	free(r->dirs);
+	diag_list_release(&r->diags);
+	free(r);
+}

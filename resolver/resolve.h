@@ -47,6 +47,8 @@ struct world {
 	struct env_list image;         /* --inherit, in order */
 	struct env_list host;          /* passthrough candidates from host_env */
 	struct env_list cli;           /* --env */
+	char **pass;                   /* --pass names: host passthrough for every backend */
+	size_t npass;
 	char **extra_arches;
 	size_t nextra_arches;
 	struct diag_list diags;        /* load-time diagnostics */
@@ -58,14 +60,19 @@ struct resolution {
 	struct diag_list diags;        /* load-time plus every directory's */
 };
 
-/* Loads every input. Returns 0 when the inputs loaded (warnings allowed),
- * -EINVAL when any error diagnostic was produced (the world is still
- * returned for `check`), or a negative errno for a fatal I/O problem with a
- * diagnostic naming the file (world not returned). *out is caller-owned,
- * freed with world_free(). */
+/* Loads every input. Returns 0 when every input loaded (diagnostics of any
+ * severity about single keys allowed: those entries are skipped), -EINVAL
+ * when an input failed to load (YAML syntax, bad spec, unreadable file: the
+ * world is still returned, with the reasons in w->diags, for `check`), or
+ * -ENOMEM (world not returned). *out is caller-owned, freed with
+ * world_free(). Resolving a world whose specs failed returns -EINVAL. */
 int world_load(const struct envfs_inputs *in, struct world **out);
 void world_free(struct world *w);
 
+/* The arch directories of backend spec s, in order; *out is caller-owned
+ * (free() the array; the strings are borrowed from the world). */
+int world_arches(const struct world *w, const struct spec *s, const char ***out,
+		 size_t *nout);
 /* True when the world knows backend/arch (a spec arch or --arch). */
 bool world_has_dir(const struct world *w, const char *backend, const char *arch);
 

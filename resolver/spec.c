@@ -1,2 +1,714 @@
-/* spec: not written yet */
-typedef int envfs_stub_spec;
+/* Spec files: schema checking and the in-memory form (schema: specs/README.md).
+ * Every schema problem is an error diagnostic at the offending node, and
+ * loading goes on so one run of `check` reports them all. */
+#include "spec.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr.h"
+#include "inherit.h"
+#include "yaml_tree.h"
+
+struct sctx {
+	const char *file;
+	struct diag_list *diags;
+	int errors;
+};
+
+static void bad(struct sctx *c, const struct ynode *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void bad(struct sctx *c, const struct ynode *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->errors++;
+	va_start(ap, fmt);
+	diag_vadd(c->diags, DIAG_ERROR, c->file, n ? n->line : 0, n ? n->col : 0, fmt, ap);
+	va_end(ap);
+}
+
+/* A scalar's text as a new string; NULL (with an error) when n is not a scalar. */
+static char *take_str(struct sctx *c, const struct ynode *n, const char *key)
+{
+	char *s;
+
+	if (!n || n->kind != YN_SCALAR) {
+		bad(c, n, "%s must be a string", key);
+		return NULL;
+	}
+	if (!(s = xstrndup(n->str, n->len)))
+		c->errors++;
+	return s;
+}
+
+static int take_bool(struct sctx *c, const struct ynode *n, const char *key, bool *out)
+{
+	static const char *const yes[] = { "true", "True", "TRUE", "yes", "on", NULL };
+	static const char *const no[] = { "false", "False", "FALSE", "no", "off", NULL };
+	int k;
+
+	if (n && n->kind == YN_SCALAR && n->style == YS_PLAIN) {
+		for (k = 0; yes[k]; k++)
+			if (yscalar_is(n, yes[k]))
+				return *out = true, 0;
+		for (k = 0; no[k]; k++)
+			if (yscalar_is(n, no[k]))
+				return *out = false, 0;
+	}
+	bad(c, n, "%s must be true or false", key);
+	return -EINVAL;
+}
+
+/* One string or a list of strings. */
+static int take_list(struct sctx *c, const struct ynode *n, const char *key,
+		     char ***out, size_t *nout)
+{
+	size_t k, cnt = 1;
+	char **v;
+
+	if (n && n->kind == YN_SEQ)
+		cnt = n->nitems;
+	else if (!n || n->kind != YN_SCALAR) {
+		bad(c, n, "%s must be a string or a list of strings", key);
+		return -EINVAL;
+	}
+	if (!(v = calloc(cnt ? cnt : 1, sizeof(*v))))
+		return -ENOMEM;
+	for (k = 0; k < cnt; k++) {
+		const struct ynode *it = n->kind == YN_SEQ ? n->items[k] : n;
+
+		if (!(v[k] = take_str(c, it, key))) {
+			while (k--)
+				free(v[k]);
+			free(v);
+			return -EINVAL;
+		}
+	}
+	*out = v;
+	*nout = cnt;
+	return 0;
+}
+
+static void free_list(char **v, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		free(v[k]);
+	free(v);
+}
+
+static int check_cond(struct sctx *c, const struct ynode *n, const char *src)
+{
+	char msg[160];
+	struct expr *e = NULL;
+	int err = expr_parse(src, &e, msg, sizeof(msg));
+
+	expr_free(e);
+	if (err < 0)
+		bad(c, n, "bad condition: %s", msg);
+	return err;
+}
+
+static int take_sev(struct sctx *c, const struct ynode *n, enum diag_sev *out)
+{
+	if (yscalar_is(n, "info"))
+		*out = DIAG_INFO;
+	else if (yscalar_is(n, "warning"))
+		*out = DIAG_WARNING;
+	else if (yscalar_is(n, "error"))
+		*out = DIAG_ERROR;
+	else {
+		bad(c, n, "severity must be info, warning or error");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int take_int(struct sctx *c, const struct ynode *n, const char *key, long long *out)
+{
+	char *end;
+
+	if (n && n->kind == YN_SCALAR && n->len) {
+		errno = 0;
+		*out = strtoll(n->str, &end, 10);
+		if (!errno && *end == '\0')
+			return 0;
+	}
+	bad(c, n, "%s must be an integer", key);
+	return -EINVAL;
+}
+
+static int take_type(struct sctx *c, const struct ynode *n, enum vtype *out)
+{
+	static const struct { const char *name; enum vtype t; } types[] = {
+		{ "string", VT_STRING }, { "bool", VT_BOOL }, { "int", VT_INT },
+		{ "enum", VT_ENUM }, { "path", VT_PATH }, { "list", VT_LIST },
+	};
+	size_t k;
+
+	for (k = 0; k < sizeof(types) / sizeof(types[0]); k++)
+		if (yscalar_is(n, types[k].name))
+			return *out = types[k].t, 0;
+	bad(c, n, "type must be one of string, bool, int, enum, path, list");
+	return -EINVAL;
+}
+
+/* Type keys shared by spec variables and catalog entries; returns 1 when
+ * key was one of them. */
+static int take_type_key(struct sctx *c, const struct ynode *k, const struct ynode *v,
+			 struct vtype_def *t)
+{
+	if (yscalar_is(k, "type"))
+		take_type(c, v, &t->type);
+	else if (yscalar_is(k, "min"))
+		t->has_min = take_int(c, v, "min", &t->min) == 0;
+	else if (yscalar_is(k, "max"))
+		t->has_max = take_int(c, v, "max", &t->max) == 0;
+	else if (yscalar_is(k, "values"))
+		take_list(c, v, "values", &t->values, &t->nvalues);
+	else if (yscalar_is(k, "invalid"))
+		take_sev(c, v, &t->invalid);
+	else
+		return 0;
+	return 1;
+}
+
+static void check_type(struct sctx *c, const struct ynode *at, const char *name,
+		       const struct vtype_def *t)
+{
+	if ((t->has_min || t->has_max) && t->type != VT_INT)
+		bad(c, at, "%s: min and max need type: int", name);
+	if (t->nvalues && t->type != VT_ENUM && t->type != VT_LIST)
+		bad(c, at, "%s: values needs type: enum or list", name);
+	if (t->type == VT_ENUM && !t->nvalues)
+		bad(c, at, "%s: type enum needs values", name);
+}
+
+static void free_type(struct vtype_def *t)
+{
+	free_list(t->values, t->nvalues);
+}
+
+static int take_scope(struct sctx *c, const struct ynode *n, unsigned *out)
+{
+	char **v = NULL;
+	size_t nv = 0, k;
+	int err;
+
+	if ((err = take_list(c, n, "scope", &v, &nv)) < 0)
+		return err;
+	for (k = 0; k < nv; k++) {
+		if (!strcmp(v[k], "runtime"))
+			*out |= SCOPE_RUNTIME;
+		else if (!strcmp(v[k], "build"))
+			*out |= SCOPE_BUILD;
+		else if (!strcmp(v[k], "test"))
+			*out |= SCOPE_TEST;
+		else
+			bad(c, n, "scope '%s' is not runtime, build or test", v[k]);
+	}
+	free_list(v, nv);
+	return 0;
+}
+
+static int take_flags(struct sctx *c, const struct ynode *n, struct spec_var *var)
+{
+	size_t k, j;
+
+	if (!n || n->kind != YN_SEQ) {
+		bad(c, n, "flags must be a list");
+		return -EINVAL;
+	}
+	if (!(var->flags = calloc(n->nitems ? n->nitems : 1, sizeof(*var->flags))))
+		return -ENOMEM;
+	for (k = 0; k < n->nitems; k++) {
+		const struct ynode *it = n->items[k];
+		struct spec_flag *f = &var->flags[var->nflags];
+
+		f->line = it->line;
+		f->col = it->col;
+		if (it->kind == YN_SCALAR) {
+			f->text = take_str(c, it, "flag");
+		} else if (it->kind == YN_MAP) {
+			for (j = 0; j < it->npairs; j++) {
+				const struct ynode *key = it->pairs[j].key, *val = it->pairs[j].val;
+
+				if (yscalar_is(key, "flag"))
+					f->text = take_str(c, val, "flag");
+				else if (yscalar_is(key, "when")) {
+					if ((f->when = take_str(c, val, "when")))
+						check_cond(c, val, f->when);
+				} else if (yscalar_is(key, "note"))
+					f->note = take_str(c, val, "note");
+				else
+					bad(c, key, "unknown field '%s' in a flag (known: flag, when, note)",
+					    key->kind == YN_SCALAR ? key->str : "?");
+			}
+			if (!f->text)
+				bad(c, it, "a flag entry needs flag:");
+		} else {
+			bad(c, it, "a flag must be a string or a mapping");
+		}
+		if (!f->text) {
+			free(f->when);
+			free(f->note);
+			memset(f, 0, sizeof(*f));
+			continue;
+		}
+		var->nflags++;
+	}
+	return 0;
+}
+
+static int take_pins(struct sctx *c, const struct ynode *n, struct spec_var *var)
+{
+	size_t k;
+
+	if (!n || n->kind != YN_MAP) {
+		bad(c, n, "pin must be a mapping of arch: value");
+		return -EINVAL;
+	}
+	if (!(var->pins = calloc(n->npairs ? n->npairs : 1, sizeof(*var->pins))))
+		return -ENOMEM;
+	for (k = 0; k < n->npairs; k++) {
+		struct spec_pin *p = &var->pins[var->npins];
+
+		p->arch = take_str(c, n->pairs[k].key, "pin arch");
+		p->value = take_str(c, n->pairs[k].val, "pin value");
+		if (!p->arch || !p->value) {
+			free(p->arch);
+			free(p->value);
+			continue;
+		}
+		var->npins++;
+	}
+	return 0;
+}
+
+static void var_release(struct spec_var *v)
+{
+	size_t k;
+
+	free(v->name);
+	free(v->value);
+	for (k = 0; k < v->nflags; k++) {
+		free(v->flags[k].text);
+		free(v->flags[k].when);
+		free(v->flags[k].note);
+	}
+	free(v->flags);
+	free(v->append_from);
+	free_list(v->arch, v->narch);
+	free(v->when);
+	free(v->note);
+	free_type(&v->type);
+	for (k = 0; k < v->npins; k++) {
+		free(v->pins[k].arch);
+		free(v->pins[k].value);
+	}
+	free(v->pins);
+}
+
+static void take_var(struct sctx *c, const struct ynode *n, struct spec_var *var)
+{
+	const struct ynode *kind_node = NULL, *flags_node = NULL;
+	size_t k;
+
+	memset(var, 0, sizeof(*var));
+	var->export = true;
+	var->type.invalid = DIAG_WARNING;
+	var->line = n->line;
+	var->col = n->col;
+	if (n->kind != YN_MAP) {
+		bad(c, n, "a variable must be a mapping with at least name:");
+		return;
+	}
+	for (k = 0; k < n->npairs; k++) {
+		const struct ynode *key = n->pairs[k].key, *val = n->pairs[k].val;
+
+		if (key->kind != YN_SCALAR) {
+			bad(c, key, "keys must be strings");
+		} else if (yscalar_is(key, "name")) {
+			if ((var->name = take_str(c, val, "name")) &&
+			    !env_name_valid(var->name, strlen(var->name)))
+				bad(c, val, "'%s' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)",
+				    var->name);
+		} else if (yscalar_is(key, "value")) {
+			var->value = take_str(c, val, "value");
+		} else if (yscalar_is(key, "kind")) {
+			kind_node = val;
+			if (yscalar_is(val, "flags"))
+				var->kind = SPEC_KIND_FLAGS;
+			else if (!yscalar_is(val, "value"))
+				bad(c, val, "kind must be value or flags");
+		} else if (yscalar_is(key, "flags")) {
+			flags_node = val;
+			take_flags(c, val, var);
+		} else if (yscalar_is(key, "append_from")) {
+			var->append_from = take_str(c, val, "append_from");
+		} else if (yscalar_is(key, "mode")) {
+			if (yscalar_is(val, "set"))
+				var->mode = SPEC_MODE_SET;
+			else if (!yscalar_is(val, "default"))
+				bad(c, val, "mode must be default or set");
+		} else if (yscalar_is(key, "export")) {
+			take_bool(c, val, "export", &var->export);
+		} else if (yscalar_is(key, "arch")) {
+			take_list(c, val, "arch", &var->arch, &var->narch);
+		} else if (yscalar_is(key, "when")) {
+			if ((var->when = take_str(c, val, "when")))
+				check_cond(c, val, var->when);
+		} else if (yscalar_is(key, "note")) {
+			var->note = take_str(c, val, "note");
+		} else if (yscalar_is(key, "secret")) {
+			take_bool(c, val, "secret", &var->secret);
+		} else if (yscalar_is(key, "scope")) {
+			take_scope(c, val, &var->scope);
+		} else if (yscalar_is(key, "pin")) {
+			take_pins(c, val, var);
+		} else if (!take_type_key(c, key, val, &var->type)) {
+			bad(c, key, "unknown field '%s' in a variable (known: name, value, kind, "
+			    "flags, append_from, mode, export, arch, when, note, secret, type, "
+			    "min, max, values, invalid, scope, pin)", key->str);
+		}
+	}
+	if (!var->name)
+		bad(c, n, "a variable needs name:");
+	if (var->kind == SPEC_KIND_FLAGS && var->value)
+		bad(c, n, "%s: kind flags takes flags:, not value:", var->name);
+	if (var->kind != SPEC_KIND_FLAGS && (flags_node || var->append_from))
+		bad(c, flags_node ? flags_node : n, "%s: flags: and append_from: need kind: flags",
+		    var->name);
+	if (var->append_from && !env_name_valid(var->append_from, strlen(var->append_from)))
+		bad(c, n, "%s: append_from is not a variable name", var->name);
+	(void)kind_node;
+	check_type(c, n, var->name ? var->name : "variable", &var->type);
+}
+
+static void take_retired(struct sctx *c, const struct ynode *n, struct spec *s)
+{
+	size_t k, j;
+
+	if (n->kind != YN_SEQ) {
+		bad(c, n, "retired must be a list");
+		return;
+	}
+	if (!(s->retired = calloc(n->nitems ? n->nitems : 1, sizeof(*s->retired))))
+		return;
+	for (k = 0; k < n->nitems; k++) {
+		const struct ynode *it = n->items[k];
+		struct spec_retired *r = &s->retired[s->nretired];
+
+		if (it->kind == YN_SCALAR) {
+			r->name = take_str(c, it, "retired");
+		} else if (it->kind == YN_MAP) {
+			for (j = 0; j < it->npairs; j++) {
+				const struct ynode *key = it->pairs[j].key, *val = it->pairs[j].val;
+
+				if (yscalar_is(key, "name"))
+					r->name = take_str(c, val, "name");
+				else if (yscalar_is(key, "replaced_by"))
+					r->replaced_by = take_str(c, val, "replaced_by");
+				else if (yscalar_is(key, "note"))
+					r->note = take_str(c, val, "note");
+				else
+					bad(c, key, "unknown field '%s' in retired (known: name, "
+					    "replaced_by, note)", key->kind == YN_SCALAR ? key->str : "?");
+			}
+		} else {
+			bad(c, it, "a retired entry must be a name or a mapping");
+		}
+		if (!r->name) {
+			free(r->replaced_by);
+			free(r->note);
+			memset(r, 0, sizeof(*r));
+			continue;
+		}
+		s->nretired++;
+	}
+}
+
+static void take_rules(struct sctx *c, const struct ynode *n, struct spec *s)
+{
+	size_t k, j;
+
+	if (n->kind != YN_SEQ) {
+		bad(c, n, "rules must be a list");
+		return;
+	}
+	if (!(s->rules = calloc(n->nitems ? n->nitems : 1, sizeof(*s->rules))))
+		return;
+	for (k = 0; k < n->nitems; k++) {
+		const struct ynode *it = n->items[k];
+		struct spec_rule *r = &s->rules[s->nrules];
+
+		r->sev = DIAG_WARNING;
+		r->line = it->line;
+		r->col = it->col;
+		if (it->kind != YN_MAP) {
+			bad(c, it, "a rule must be a mapping with when: and message:");
+			continue;
+		}
+		for (j = 0; j < it->npairs; j++) {
+			const struct ynode *key = it->pairs[j].key, *val = it->pairs[j].val;
+
+			if (yscalar_is(key, "when")) {
+				if ((r->when = take_str(c, val, "when")))
+					check_cond(c, val, r->when);
+			} else if (yscalar_is(key, "severity"))
+				take_sev(c, val, &r->sev);
+			else if (yscalar_is(key, "message"))
+				r->message = take_str(c, val, "message");
+			else
+				bad(c, key, "unknown field '%s' in a rule (known: when, severity, "
+				    "message)", key->kind == YN_SCALAR ? key->str : "?");
+		}
+		if (!r->when || !r->message) {
+			bad(c, it, "a rule needs when: and message:");
+			free(r->when);
+			free(r->message);
+			memset(r, 0, sizeof(*r));
+			continue;
+		}
+		s->nrules++;
+	}
+}
+
+static void take_vars(struct sctx *c, const struct ynode *n, struct spec *s)
+{
+	size_t k;
+
+	if (n->kind != YN_SEQ) {
+		bad(c, n, "variables must be a list");
+		return;
+	}
+	if (!(s->vars = calloc(n->nitems ? n->nitems : 1, sizeof(*s->vars))))
+		return;
+	for (k = 0; k < n->nitems; k++) {
+		struct spec_var *v = &s->vars[s->nvars];
+
+		take_var(c, n->items[k], v);
+		if (!v->name) {
+			var_release(v);
+			continue;
+		}
+		s->nvars++;
+	}
+}
+
+static int spec_from_doc(struct sctx *c, const struct ydoc *doc, struct spec *s)
+{
+	const struct ynode *root = doc->root;
+	size_t k;
+
+	if (!root || root->kind != YN_MAP) {
+		bad(c, root, "a spec must be a mapping (backend:, arches:, variables:, …)");
+		return -EINVAL;
+	}
+	for (k = 0; k < root->npairs; k++) {
+		const struct ynode *key = root->pairs[k].key, *val = root->pairs[k].val;
+
+		if (key->kind != YN_SCALAR)
+			bad(c, key, "keys must be strings");
+		else if (yscalar_is(key, "backend"))
+			s->backend = take_str(c, val, "backend");
+		else if (yscalar_is(key, "runner"))
+			take_bool(c, val, "runner", &s->is_runner);
+		else if (yscalar_is(key, "uses_runner"))
+			take_bool(c, val, "uses_runner", &s->uses_runner);
+		else if (yscalar_is(key, "arches"))
+			take_list(c, val, "arches", &s->arches, &s->narches);
+		else if (yscalar_is(key, "passthrough"))
+			take_list(c, val, "passthrough", &s->passthrough, &s->npassthrough);
+		else if (yscalar_is(key, "owned_prefix"))
+			s->owned_prefix = take_str(c, val, "owned_prefix");
+		else if (yscalar_is(key, "families"))
+			take_list(c, val, "families", &s->families, &s->nfamilies);
+		else if (yscalar_is(key, "retired"))
+			take_retired(c, val, s);
+		else if (yscalar_is(key, "rules"))
+			take_rules(c, val, s);
+		else if (yscalar_is(key, "variables"))
+			take_vars(c, val, s);
+		else
+			bad(c, key, "unknown field '%s' in a spec (known: backend, runner, "
+			    "uses_runner, arches, passthrough, owned_prefix, families, retired, "
+			    "rules, variables)", key->str);
+	}
+	if (s->is_runner && s->backend)
+		bad(c, root, "a spec is either the runner (runner: true) or a backend, not both");
+	if (!s->is_runner && !s->backend)
+		bad(c, root, "a spec needs backend: NAME (or runner: true for the runner base)");
+	if (s->backend && (!*s->backend || strchr(s->backend, '/') || s->backend[0] == '.'))
+		bad(c, root, "backend '%s' is not a directory name", s->backend);
+	for (k = 0; k < s->narches; k++)
+		if (!*s->arches[k] || strchr(s->arches[k], '/') || s->arches[k][0] == '.')
+			bad(c, root, "arch '%s' is not a directory name", s->arches[k]);
+	return 0;
+}
+
+int spec_load_file(const char *path, const char *display, struct spec **out,
+		   struct diag_list *diags)
+{
+	struct sctx c = { display ? display : path, diags, 0 };
+	struct ydoc *doc = NULL;
+	struct spec *s = NULL;
+	int err;
+
+	if ((err = ydoc_load_file(path, &doc, diags)) < 0)
+		goto out;
+	err = -ENOMEM;
+	if (!(s = calloc(1, sizeof(*s))))
+		goto out;
+	s->uses_runner = true;
+	if (!(s->file = xstrdup(path)) || !(s->display = xstrdup(c.file)))
+		goto out;
+	spec_from_doc(&c, doc, s);
+	err = c.errors ? -EINVAL : 0;
+	*out = s;
+	s = NULL;
+out:
+	spec_free(s);
+	ydoc_free(doc);
+	return err;
+}
+
+void spec_free(struct spec *s)
+{
+	size_t k;
+
+	if (!s)
+		return;
+	free(s->file);
+	free(s->display);
+	free(s->backend);
+	free_list(s->arches, s->narches);
+	free_list(s->passthrough, s->npassthrough);
+	free(s->owned_prefix);
+	free_list(s->families, s->nfamilies);
+	for (k = 0; k < s->nretired; k++) {
+		free(s->retired[k].name);
+		free(s->retired[k].replaced_by);
+		free(s->retired[k].note);
+	}
+	free(s->retired);
+	for (k = 0; k < s->nrules; k++) {
+		free(s->rules[k].when);
+		free(s->rules[k].message);
+	}
+	free(s->rules);
+	for (k = 0; k < s->nvars; k++)
+		var_release(&s->vars[k]);
+	free(s->vars);
+	free(s);
+}
+
+static void catalog_entry_release(struct catalog_entry *e)
+{
+	free(e->name);
+	free_type(&e->type);
+	free(e->def);
+	free(e->description);
+	free(e->where_used);
+	free(e->where_set);
+}
+
+static void take_catalog_entry(struct sctx *c, const struct ynode *n, struct catalog_entry *e)
+{
+	size_t k;
+
+	memset(e, 0, sizeof(*e));
+	e->type.invalid = DIAG_WARNING;
+	if (n->kind != YN_MAP) {
+		bad(c, n, "a catalog entry must be a mapping with at least name:");
+		return;
+	}
+	for (k = 0; k < n->npairs; k++) {
+		const struct ynode *key = n->pairs[k].key, *val = n->pairs[k].val;
+
+		if (key->kind != YN_SCALAR)
+			bad(c, key, "keys must be strings");
+		else if (yscalar_is(key, "name"))
+			e->name = take_str(c, val, "name");
+		else if (yscalar_is(key, "default"))
+			e->def = take_str(c, val, "default");
+		else if (yscalar_is(key, "description"))
+			e->description = take_str(c, val, "description");
+		else if (yscalar_is(key, "where_used"))
+			e->where_used = take_str(c, val, "where_used");
+		else if (yscalar_is(key, "where_set"))
+			e->where_set = take_str(c, val, "where_set");
+		else if (!take_type_key(c, key, val, &e->type))
+			bad(c, key, "unknown field '%s' in a catalog entry (known: name, type, "
+			    "min, max, values, invalid, default, description, where_set, "
+			    "where_used)", key->str);
+	}
+	if (!e->name)
+		bad(c, n, "a catalog entry needs name:");
+	else
+		check_type(c, n, e->name, &e->type);
+}
+
+static int catalog_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct catalog_entry *)a)->name,
+		      ((const struct catalog_entry *)b)->name);
+}
+
+int catalog_load_file(const char *path, const char *display,
+		      struct catalog_entry **out, size_t *nout, struct diag_list *diags)
+{
+	struct sctx c = { display ? display : path, diags, 0 };
+	struct ydoc *doc = NULL;
+	const struct ynode *list;
+	struct catalog_entry *v = NULL;
+	size_t n = 0, k;
+	int err;
+
+	if ((err = ydoc_load_file(path, &doc, diags)) < 0)
+		goto out;
+	if (!doc->root || doc->root->kind != YN_MAP || doc->root->npairs != 1 ||
+	    !(list = ymap_get(doc->root, "catalog")) || list->kind != YN_SEQ) {
+		bad(&c, doc->root, "a catalog is a mapping with one key, catalog:, holding a list");
+		err = -EINVAL;
+		goto out;
+	}
+	err = -ENOMEM;
+	if (!(v = calloc(list->nitems ? list->nitems : 1, sizeof(*v))))
+		goto out;
+	for (k = 0; k < list->nitems; k++) {
+		take_catalog_entry(&c, list->items[k], &v[n]);
+		if (!v[n].name) {
+			catalog_entry_release(&v[n]);
+			continue;
+		}
+		n++;
+	}
+	qsort(v, n, sizeof(*v), catalog_cmp);
+	for (k = 1; k < n; k++)
+		if (!strcmp(v[k].name, v[k - 1].name))
+			bad(&c, doc->root, "catalog: %s is listed twice", v[k].name);
+	err = c.errors ? -EINVAL : 0;
+	*out = v;
+	*nout = n;
+	v = NULL;
+out:
+	ydoc_free(doc);
+	free(v);
+	return err;
+}
+
+void catalog_free(struct catalog_entry *v, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		catalog_entry_release(&v[k]);
+	free(v);
+}

@@ -1,4 +1,4 @@
-/* spec: the backend and runner spec files (specs/*.yaml), loaded and checked.
+/* spec: the backend and runner spec files (specs/NAME.yaml), loaded and checked.
  * The schema is documented in specs/README.md; this is its in-memory form.
  * A spec_set is immutable once loaded and shared by every resolution. */
 #ifndef ENVFS_SPEC_H
@@ -129,6 +129,11 @@ int spec_set_load_dir(const char *dir, struct spec_set **out, struct diag_list *
 int spec_load_file(const char *path, const char *display, struct spec **out,
 		   struct diag_list *diags);
 void spec_free(struct spec *s);
+/* Loads catalog.yaml into an array sorted by name; *out is caller-owned,
+ * freed with catalog_free(). */
+int catalog_load_file(const char *path, const char *display,
+		      struct catalog_entry **out, size_t *nout, struct diag_list *diags);
+void catalog_free(struct catalog_entry *v, size_t n);
 void spec_set_free(struct spec_set *set);
 
 /* Borrowed lookups; NULL when absent. */

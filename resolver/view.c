@@ -1,2 +1,617 @@
-/* view: not written yet */
-typedef int envfs_stub_view;
+/* view: env_file, environ, env.sh, env.json, explain and digest of one
+ * snapshot (SPEC 6.3). Each view carries every exported value exactly or
+ * leaves it out with a comment saying why; none alters a value silently.
+ *
+ *   $ primus-envfs resolve -b maxtext -a gfx950 --format sh > env.sh
+ *   $ . ./env.sh    # every value byte for byte, newlines included
+ */
+#include "view.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "inherit.h"
+
+/* docker's CLI reads env-files with bufio.Scanner, whose default token
+ * limit (64 KiB) must hold the line plus its '\n'. */
+#define ENV_FILE_MAX_LINE 65535
+/* Names in comment lines are cut here: a comment is for people. */
+#define COMMENT_NAME_MAX 256
+
+static const char *const view_names[VIEW_COUNT] = {
+	[VIEW_ENV_FILE] = "env_file",
+	[VIEW_ENVIRON] = "environ",
+	[VIEW_SH] = "env.sh",
+	[VIEW_JSON] = "env.json",
+	[VIEW_EXPLAIN] = "explain",
+	[VIEW_DIGEST] = "digest",
+};
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 when the bytes there
+ * are not one. Rejects overlong forms, surrogates and code points above
+ * U+10FFFF, as Go's utf8.Valid (docker) and JSON parsers do. *cp gets the
+ * code point. */
+static size_t utf8_seq(const unsigned char *p, size_t n, unsigned *cp)
+{
+	unsigned c = p[0], min;
+	size_t len, i;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		c &= 0x1f;
+		min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		c &= 0x0f;
+		min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		c &= 0x07;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (p[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+static bool utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, k;
+	unsigned cp;
+
+	while (i < n) {
+		if (!(k = utf8_seq(p + i, n - i, &cp)))
+			return false;
+		i += k;
+	}
+	return true;
+}
+
+/* Go's unicode.IsSpace: what docker trims from the start of a line. */
+static bool unicode_space(unsigned cp)
+{
+	return (cp >= 0x09 && cp <= 0x0d) || cp == 0x20 || cp == 0x85 ||
+	       cp == 0xa0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) ||
+	       cp == 0x2028 || cp == 0x2029 || cp == 0x202f || cp == 0x205f ||
+	       cp == 0x3000;
+}
+
+static bool has_byte(const char *s, size_t n, char c)
+{
+	return n && memchr(s, c, n) != NULL;
+}
+
+static bool exported(const struct snap_var *v)
+{
+	return v->set && v->exported && v->value;
+}
+
+/* Appends s with every byte outside printable ASCII as \xNN, cut at max
+ * bytes: safe inside a one-line comment whatever the name holds. */
+static int add_printable(struct strbuf *out, const char *s, size_t n, size_t max)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < n && i < max && !err; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c >= 0x20 && c < 0x7f)
+			err = sb_addc(out, (char)c);
+		else
+			err = sb_addf(out, "\\x%02x", c);
+	}
+	if (!err && n > max)
+		err = sb_adds(out, "...");
+	return err;
+}
+
+static int add_header(const struct snapshot *s, const char *view, struct strbuf *out)
+{
+	const char *b = s->backend ? s->backend : "", *a = s->arch ? s->arch : "";
+	int err;
+
+	if ((err = sb_adds(out, "# primus-envfs ")) < 0 ||
+	    (err = add_printable(out, b, strlen(b), COMMENT_NAME_MAX)) < 0 ||
+	    (err = sb_addc(out, '/')) < 0 ||
+	    (err = add_printable(out, a, strlen(a), COMMENT_NAME_MAX)) < 0)
+		return err;
+	return sb_addf(out, " %s\n", view);
+}
+
+static int add_omitted(struct strbuf *out, const char *comment,
+		       const struct snap_var *v, const char *reason)
+{
+	int err;
+
+	if ((err = sb_adds(out, comment)) < 0 ||
+	    (err = add_printable(out, v->name, v->name_len, COMMENT_NAME_MAX)) < 0)
+		return err;
+	return sb_addf(out, " omitted: %s\n", reason);
+}
+
+/* A name docker reads back unchanged: no '=' or whitespace or control
+ * bytes (the line would split differently), valid UTF-8 (docker rejects
+ * the whole file otherwise), not starting with '#' (a comment) or with
+ * anything docker trims as leading whitespace. */
+static bool env_file_name_ok(const char *name, size_t n)
+{
+	unsigned cp;
+	size_t i;
+
+	if (!n || name[0] == '#' || !utf8_valid(name, n))
+		return false;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (c <= 0x20 || c == 0x7f || c == '=')
+			return false;
+	}
+	utf8_seq((const unsigned char *)name, n, &cp);
+	return !unicode_space(cp);
+}
+
+/* Why docker cannot carry v, or NULL. Docker splits lines on '\n', drops
+ * a '\r' before it, rejects non-UTF-8 and lines over its scanner limit,
+ * and otherwise takes the value literally (no quote removal, trailing
+ * whitespace kept), so these are the only cases. */
+static const char *env_file_reason(const struct snap_var *v)
+{
+	if (!env_file_name_ok(v->name, v->name_len))
+		return "name cannot be written in an env-file";
+	if (has_byte(v->value, v->value_len, '\0'))
+		return "value contains a NUL byte";
+	if (has_byte(v->value, v->value_len, '\n'))
+		return "value contains a newline";
+	if (has_byte(v->value, v->value_len, '\r'))
+		return "value contains a carriage return";
+	if (!utf8_valid(v->value, v->value_len))
+		return "value is not valid UTF-8";
+	if (v->name_len + 1 + v->value_len > ENV_FILE_MAX_LINE)
+		return "line would exceed 65535 bytes";
+	return NULL;
+}
+
+static int render_env_file(const struct snapshot *s, struct strbuf *out)
+{
+	size_t i;
+	int err;
+
+	if ((err = add_header(s, "env_file", out)) < 0)
+		return err;
+	for (i = 0; i < s->nvars; i++) {
+		const struct snap_var *v = &s->vars[i];
+		const char *why;
+
+		if (!exported(v))
+			continue;
+		if ((why = env_file_reason(v)))
+			err = add_omitted(out, "# ", v, why);
+		else if (!(err = sb_add(out, v->name, v->name_len)) &&
+			 !(err = sb_addc(out, '=')) &&
+			 !(err = sb_add(out, v->value, v->value_len)))
+			err = sb_addc(out, '\n');
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* An environ block cannot hold a NUL inside a value; such a value (the
+ * resolver reports it) is left out rather than cut short. */
+static int render_environ(const struct snapshot *s, struct strbuf *out)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < s->nvars; i++) {
+		const struct snap_var *v = &s->vars[i];
+
+		if (!exported(v) || has_byte(v->value, v->value_len, '\0'))
+			continue;
+		if ((err = sb_add(out, v->name, v->name_len)) < 0 ||
+		    (err = sb_addc(out, '=')) < 0 ||
+		    (err = sb_add(out, v->value, v->value_len)) < 0 ||
+		    (err = sb_addc(out, '\0')) < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* Single quotes keep every byte literally in sh, bash and zsh; only the
+ * quote itself needs the close-escape-reopen dance. */
+static int render_sh(const struct snapshot *s, struct strbuf *out)
+{
+	size_t i, j;
+	int err;
+
+	for (i = 0; i < s->nvars; i++) {
+		const struct snap_var *v = &s->vars[i];
+
+		if (!exported(v))
+			continue;
+		/* `export 'a b'=x` is an error that stops dash mid-file. */
+		if (!env_name_valid(v->name, v->name_len)) {
+			if ((err = add_omitted(out, "# ", v, "not a shell variable name")) < 0)
+				return err;
+			continue;
+		}
+		if (has_byte(v->value, v->value_len, '\0')) {
+			if ((err = add_omitted(out, "# ", v, "value contains a NUL byte")) < 0)
+				return err;
+			continue;
+		}
+		if ((err = sb_adds(out, "export ")) < 0 ||
+		    (err = sb_add(out, v->name, v->name_len)) < 0 ||
+		    (err = sb_adds(out, "='")) < 0)
+			return err;
+		for (j = 0; j < v->value_len; j++) {
+			if (v->value[j] == '\'')
+				err = sb_adds(out, "'\\''");
+			else
+				err = sb_addc(out, v->value[j]);
+			if (err < 0)
+				return err;
+		}
+		if ((err = sb_adds(out, "'\n")) < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* A JSON string. Bytes that are not valid UTF-8 are written as \u00XX of
+ * the byte (so 0xff reads back as U+00FF): the output stays valid JSON at
+ * the cost of that one lossy mapping, which environ and env.sh do not
+ * have. Valid multi-byte UTF-8 passes through. */
+static int add_json_string(struct strbuf *out, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, k;
+	unsigned cp;
+	int err;
+
+	if ((err = sb_addc(out, '"')) < 0)
+		return err;
+	while (i < n) {
+		unsigned char c = p[i];
+
+		if (c >= 0x80) {
+			k = utf8_seq(p + i, n - i, &cp);
+			if (k) {
+				err = sb_add(out, p + i, k);
+				i += k;
+			} else {
+				err = sb_addf(out, "\\u%04x", c);
+				i++;
+			}
+		} else {
+			switch (c) {
+			case '"': err = sb_adds(out, "\\\""); break;
+			case '\\': err = sb_adds(out, "\\\\"); break;
+			case '\n': err = sb_adds(out, "\\n"); break;
+			case '\r': err = sb_adds(out, "\\r"); break;
+			case '\t': err = sb_adds(out, "\\t"); break;
+			case '\b': err = sb_adds(out, "\\b"); break;
+			case '\f': err = sb_adds(out, "\\f"); break;
+			default:
+				if (c < 0x20)
+					err = sb_addf(out, "\\u%04x", c);
+				else
+					err = sb_addc(out, (char)c);
+			}
+			i++;
+		}
+		if (err < 0)
+			return err;
+	}
+	return sb_addc(out, '"');
+}
+
+static int render_json(const struct snapshot *s, struct strbuf *out)
+{
+	bool first = true;
+	size_t i;
+	int err;
+
+	if ((err = sb_addc(out, '{')) < 0)
+		return err;
+	for (i = 0; i < s->nvars; i++) {
+		const struct snap_var *v = &s->vars[i];
+
+		if (!exported(v))
+			continue;
+		if ((err = sb_adds(out, first ? "\n  " : ",\n  ")) < 0 ||
+		    (err = add_json_string(out, v->name, v->name_len)) < 0 ||
+		    (err = sb_adds(out, ": ")) < 0 ||
+		    (err = add_json_string(out, v->value, v->value_len)) < 0)
+			return err;
+		first = false;
+	}
+	return sb_adds(out, first ? "}\n" : "\n}\n");
+}
+
+/* Text for people: valid UTF-8 passes, control bytes and invalid bytes are
+ * escaped so every value stays on its line. */
+static int add_human(struct strbuf *out, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, k;
+	unsigned cp;
+	int err = 0;
+
+	while (i < n && !err) {
+		unsigned char c = p[i];
+
+		if (c >= 0x80 && (k = utf8_seq(p + i, n - i, &cp))) {
+			err = sb_add(out, p + i, k);
+			i += k;
+			continue;
+		}
+		if (c == '\n')
+			err = sb_adds(out, "\\n");
+		else if (c == '\r')
+			err = sb_adds(out, "\\r");
+		else if (c == '\t')
+			err = sb_adds(out, "\\t");
+		else if (c < 0x20 || c >= 0x7f)
+			err = sb_addf(out, "\\x%02x", c);
+		else
+			err = sb_addc(out, (char)c);
+		i++;
+	}
+	return err;
+}
+
+static int add_field(struct strbuf *out, const char *label, const char *s, size_t n)
+{
+	int err;
+
+	if ((err = sb_addf(out, "  %s: ", label)) < 0 ||
+	    (err = add_human(out, s, n)) < 0)
+		return err;
+	return sb_addc(out, '\n');
+}
+
+static int add_fields(struct strbuf *out, const char *label, const char *s)
+{
+	return add_field(out, label, s, strlen(s));
+}
+
+/* One "  label: line" per non-empty line of a multi-line string ("  line"
+ * with no label); with redact, the part after the first '=' of each line
+ * is hidden (shadowed "layer=value" lines). */
+static int add_lines(struct strbuf *out, const char *label, const char *s,
+		     bool redact)
+{
+	int err = 0;
+
+	while (*s && !err) {
+		const char *nl = strchr(s, '\n');
+		size_t n = nl ? (size_t)(nl - s) : strlen(s);
+		const char *eq = memchr(s, '=', n);
+
+		if (n) {
+			if (label)
+				err = sb_addf(out, "  %s: ", label);
+			else
+				err = sb_adds(out, "  ");
+			if (!err && redact && eq) {
+				if (!(err = add_human(out, s, (size_t)(eq - s))))
+					err = sb_adds(out, "=<redacted>");
+			} else if (!err && redact) {
+				err = sb_adds(out, "<redacted>");
+			} else if (!err) {
+				err = add_human(out, s, n);
+			}
+			if (!err)
+				err = sb_addc(out, '\n');
+		}
+		s += n + (nl != NULL);
+	}
+	return err;
+}
+
+static int explain_var(const struct snap_var *v, struct strbuf *out)
+{
+	size_t i;
+	int err;
+
+	if ((err = add_human(out, v->name, v->name_len)) < 0 ||
+	    (err = sb_addc(out, '\n')) < 0)
+		return err;
+	if (!v->set || !v->value)
+		err = sb_adds(out, "  value: (not set)\n");
+	else if (v->secret)
+		err = sb_adds(out, "  value: <redacted>\n");
+	else
+		err = add_field(out, "value", v->value, v->value_len);
+	if (err < 0)
+		return err;
+	if (v->layer != LAYER_NONE && (err = add_fields(out, "layer", layer_name(v->layer))) < 0)
+		return err;
+	if (v->source && (err = add_fields(out, "source", v->source)) < 0)
+		return err;
+	if (v->layers && (err = add_fields(out, "layers", v->layers)) < 0)
+		return err;
+	/* The resolver already redacts secret shadowed values; redacting
+	 * again here keeps a slip there from reaching a 0444 file. */
+	if (v->shadowed && (err = add_lines(out, "shadowed", v->shadowed, v->secret)) < 0)
+		return err;
+	if (v->def) {
+		if (v->secret)
+			err = sb_adds(out, "  default: <redacted>\n");
+		else
+			err = add_fields(out, "default", v->def);
+		if (err < 0)
+			return err;
+	}
+	if (v->note && (err = add_fields(out, "note", v->note)) < 0)
+		return err;
+	if (!v->exported && (err = sb_adds(out, "  exported: no\n")) < 0)
+		return err;
+	if (v->view_name &&
+	    (err = sb_adds(out, "  file: none (named like a view; only in the views)\n")) < 0)
+		return err;
+	for (i = 0; i < v->nflags; i++) {
+		const struct snap_flag *f = &v->flags[i];
+		const char *tok = f->token ? f->token : "";
+		const char *eq = strchr(tok, '=');
+
+		if ((err = sb_adds(out, "  flag: ")) < 0)
+			return err;
+		if (v->secret && eq) {
+			if (!(err = add_human(out, tok, (size_t)(eq - tok))))
+				err = sb_adds(out, "=<redacted>");
+		} else {
+			err = add_human(out, tok, strlen(tok));
+		}
+		if (err < 0 ||
+		    (err = sb_addf(out, " (%s)\n", layer_name(f->layer))) < 0)
+			return err;
+	}
+	if (!v->nflags && v->effective && !v->secret &&
+	    (err = add_lines(out, "flag", v->effective, false)) < 0)
+		return err;
+	if (v->explain && (err = add_lines(out, NULL, v->explain, false)) < 0)
+		return err;
+	return sb_addc(out, '\n');
+}
+
+static int render_explain(const struct snapshot *s, struct strbuf *out)
+{
+	size_t i;
+	int err;
+
+	if ((err = add_header(s, "explain", out)) < 0 ||
+	    (err = sb_addc(out, '\n')) < 0)
+		return err;
+	for (i = 0; i < s->nvars; i++)
+		if ((err = explain_var(&s->vars[i], out)) < 0)
+			return err;
+	if ((err = sb_adds(out, "diagnostics:\n")) < 0)
+		return err;
+	if (!s->diags.n)
+		return sb_adds(out, "  (none)\n");
+	for (i = 0; i < s->diags.n; i++) {
+		struct strbuf line = STRBUF_INIT;
+
+		/* Formatted apart so a message with a newline stays one line. */
+		err = diag_format(&s->diags.v[i], &line);
+		if (!err && !(err = sb_adds(out, "  ")) &&
+		    !(err = add_human(out, sb_str(&line), line.len)))
+			err = sb_addc(out, '\n');
+		sb_release(&line);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int render_digest(const struct snapshot *s, struct strbuf *out)
+{
+	struct strbuf env = STRBUF_INIT;
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0, i;
+	int err;
+
+	if ((err = render_environ(s, &env)) < 0)
+		goto out;
+	if (!EVP_Digest(env.len ? env.buf : "", env.len, md, &mdlen, EVP_sha256(), NULL)) {
+		err = -EIO;
+		goto out;
+	}
+	for (i = 0; i < mdlen && !err; i++)
+		err = sb_addf(out, "%02x", md[i]);
+	if (!err)
+		err = sb_addc(out, '\n');
+out:
+	sb_release(&env);
+	return err;
+}
+
+int view_render(const struct snapshot *s, enum view_kind kind, struct strbuf *out)
+{
+	size_t start;
+	int err;
+
+	if (!s || !out)
+		return -EINVAL;
+	start = out->len;
+	switch (kind) {
+	case VIEW_ENV_FILE: err = render_env_file(s, out); break;
+	case VIEW_ENVIRON: err = render_environ(s, out); break;
+	case VIEW_SH: err = render_sh(s, out); break;
+	case VIEW_JSON: err = render_json(s, out); break;
+	case VIEW_EXPLAIN: err = render_explain(s, out); break;
+	case VIEW_DIGEST: err = render_digest(s, out); break;
+	default: return -EINVAL;
+	}
+	/* A failed render leaves out as it was, never half a view. */
+	if (err < 0) {
+		out->len = start;
+		if (out->buf)
+			out->buf[start] = '\0';
+	}
+	return err;
+}
+
+const char *view_file_name(enum view_kind kind)
+{
+	if ((unsigned)kind >= VIEW_COUNT)
+		return NULL;
+	return view_names[kind];
+}
+
+int view_from_name(const char *name, enum view_kind *out)
+{
+	int k;
+
+	if (!name)
+		return -EINVAL;
+	for (k = 0; k < VIEW_COUNT; k++) {
+		if (!strcmp(name, view_names[k])) {
+			*out = (enum view_kind)k;
+			return 0;
+		}
+	}
+	if (!strcmp(name, "sh")) {
+		*out = VIEW_SH;
+		return 0;
+	}
+	if (!strcmp(name, "json")) {
+		*out = VIEW_JSON;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+bool view_is_secret(const struct snapshot *s, enum view_kind kind)
+{
+	/* explain redacts and digest is a hash; the others carry values. */
+	switch (kind) {
+	case VIEW_ENV_FILE:
+	case VIEW_ENVIRON:
+	case VIEW_SH:
+	case VIEW_JSON:
+		return s && s->secret_in_views;
+	default:
+		return false;
+	}
+}

@@ -1,0 +1,30 @@
+/* envfs: the running daemon, shared by the request handlers (ll_ops.c),
+ * the reload thread (reload.c) and the command (cmd_mount.c). */
+#ifndef ENVFS_ENVFS_H
+#define ENVFS_ENVFS_H
+
+#include <sys/types.h>
+
+#include "envfs_fuse.h"
+#include "mount_opts.h"
+#include "resolve.h"
+#include "state.h"
+#include "tree.h"
+
+struct reloader;
+
+struct envfs {
+	const struct mount_opts *opts;   /* borrowed from cmd_mount */
+	struct tree *tree;               /* owned */
+	struct state state;              /* the published epoch */
+	/* Per-run overrides (issue 5 writes them); every load passes them to
+	 * resolve_all so they survive reloads. Guarded by ov_lock. */
+	pthread_mutex_t ov_lock;
+	struct override_set ov;
+	uid_t uid;                       /* owner of every file */
+	gid_t gid;
+	struct fuse_session *se;         /* set once mounted */
+	struct reloader *reloader;       /* owned */
+};
+
+#endif

@@ -1,0 +1,233 @@
+/* Published epochs; see state.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "state.h"
+
+static int epoch_alloc(size_t ndirs, struct epoch **out)
+{
+	struct epoch *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	e->dirs = calloc(ndirs ? ndirs : 1, sizeof(*e->dirs));
+	if (!e->dirs) {
+		free(e);
+		return -ENOMEM;
+	}
+	atomic_init(&e->refs, 1);
+	atomic_init(&e->busy, 0);
+	clock_gettime(CLOCK_REALTIME, &e->loaded);
+	e->changed = e->loaded;
+	*out = e;
+	return 0;
+}
+
+int epoch_from_resolution(const struct resolution *r, struct epoch **out)
+{
+	struct epoch *e;
+	struct blob *b;
+	size_t i;
+	int err;
+
+	if ((err = epoch_alloc(r->ndirs, &e)) < 0)
+		return err;
+	for (i = 0; i < r->ndirs; i++) {
+		e->dirs[i].snap = snapshot_ref(r->dirs[i]);
+		e->ndirs++;
+	}
+	/* Digests go into status on every load, so render them now. */
+	for (i = 0; i < e->ndirs; i++) {
+		if ((err = epoch_view(&e->dirs[i], VIEW_DIGEST, &b)) < 0)
+			goto out;
+		blob_unref(b);
+	}
+	*out = e;
+	e = NULL;
+out:
+	epoch_unref(e);
+	return err;
+}
+
+int epoch_clone_dirs(const struct epoch *src, struct epoch **out)
+{
+	struct epoch *e;
+	size_t i;
+	int k, err;
+
+	if ((err = epoch_alloc(src->ndirs, &e)) < 0)
+		return err;
+	for (i = 0; i < src->ndirs; i++) {
+		struct epoch_dir *d = &e->dirs[i];
+		const struct epoch_dir *s = &src->dirs[i];
+
+		d->snap = snapshot_ref(s->snap);
+		for (k = 0; k < VIEW_COUNT; k++) {
+			struct blob *b = atomic_load(&((struct epoch_dir *)s)->views[k]);
+
+			atomic_init(&d->views[k], b ? blob_ref(b) : NULL);
+		}
+	}
+	e->ndirs = src->ndirs;
+	e->generation = src->generation;
+	e->changed = src->changed;
+	*out = e;
+	return 0;
+}
+
+struct epoch *epoch_ref(struct epoch *e)
+{
+	atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+	return e;
+}
+
+void epoch_unref(struct epoch *e)
+{
+	size_t i;
+	int k;
+
+	if (!e || atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	for (i = 0; i < e->ndirs; i++) {
+		for (k = 0; k < VIEW_COUNT; k++)
+			blob_unref(atomic_load(&e->dirs[i].views[k]));
+		snapshot_unref(e->dirs[i].snap);
+	}
+	free(e->dirs);
+	blob_unref(e->status);
+	blob_unref(e->diagnostics);
+	free(e);
+}
+
+static int dir_cmp(const struct snapshot *s, const char *backend, const char *arch)
+{
+	int c = strcmp(s->backend, backend);
+
+	return c ? c : strcmp(s->arch, arch);
+}
+
+struct epoch_dir *epoch_find_dir(const struct epoch *e, const char *backend,
+				 const char *arch)
+{
+	size_t lo = 0, hi = e->ndirs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = dir_cmp(e->dirs[mid].snap, backend, arch);
+
+		if (c == 0)
+			return &e->dirs[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+bool epoch_has_backend(const struct epoch *e, const char *backend)
+{
+	size_t lo = 0, hi = e->ndirs;
+
+	/* First directory whose backend is >= backend. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(e->dirs[mid].snap->backend, backend) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < e->ndirs && !strcmp(e->dirs[lo].snap->backend, backend);
+}
+
+int epoch_view(struct epoch_dir *d, enum view_kind kind, struct blob **out)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct blob *b = atomic_load(&d->views[kind]), *expected = NULL;
+	int err;
+
+	if (b) {
+		*out = blob_ref(b);
+		return 0;
+	}
+	/* Two threads may render at once; the first to publish wins and the
+	 * other's copy (the same bytes) is dropped. */
+	if ((err = view_render(d->snap, kind, &sb)) < 0)
+		goto out;
+	if ((err = blob_from_sb(&sb, &b)) < 0)
+		goto out;
+	if (!atomic_compare_exchange_strong(&d->views[kind], &expected, b)) {
+		blob_unref(b);
+		b = expected;
+	}
+	*out = blob_ref(b);
+out:
+	sb_release(&sb);
+	return err;
+}
+
+void epoch_wait_idle(struct epoch *e, int max_ms)
+{
+	int waited_us = 0;
+
+	while (atomic_load(&e->busy) > 0 && waited_us < max_ms * 1000) {
+		usleep(200);
+		waited_us += 200;
+	}
+}
+
+void state_init(struct state *s, struct epoch *first)
+{
+	pthread_mutex_init(&s->lock, NULL);
+	s->cur = first;
+}
+
+void state_release(struct state *s)
+{
+	epoch_unref(s->cur);
+	s->cur = NULL;
+	pthread_mutex_destroy(&s->lock);
+}
+
+struct epoch *state_get(struct state *s)
+{
+	struct epoch *e;
+
+	pthread_mutex_lock(&s->lock);
+	e = epoch_ref(s->cur);
+	pthread_mutex_unlock(&s->lock);
+	return e;
+}
+
+struct epoch *state_enter(struct state *s)
+{
+	struct epoch *e;
+
+	/* busy is raised under the lock, so a reload that swapped the pointer
+	 * and then waits for busy == 0 cannot miss this handler. */
+	pthread_mutex_lock(&s->lock);
+	e = epoch_ref(s->cur);
+	atomic_fetch_add(&e->busy, 1);
+	pthread_mutex_unlock(&s->lock);
+	return e;
+}
+
+void state_leave(struct epoch *e)
+{
+	atomic_fetch_sub(&e->busy, 1);
+	epoch_unref(e);
+}
+
+struct epoch *state_swap(struct state *s, struct epoch *e)
+{
+	struct epoch *old;
+
+	pthread_mutex_lock(&s->lock);
+	old = s->cur;
+	s->cur = e;
+	pthread_mutex_unlock(&s->lock);
+	return old;
+}

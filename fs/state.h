@@ -1,0 +1,83 @@
+/* state: what the mount serves right now.
+ *
+ * An epoch is one published resolution: a reference to every directory's
+ * snapshot, the views rendered from them (lazily, once), and the status and
+ * diagnostics text of the load that made it. Epochs are immutable once
+ * published (the lazily filled view slots are set once, atomically), so
+ * request handlers read them without locks; a reload builds the next epoch
+ * and swaps the pointer.
+ *
+ * A request handler brackets its work with state_enter()/state_leave(),
+ * replying to the kernel before it leaves. The reload thread waits for the
+ * old epoch to have no such handler before it sends invalidations, so an
+ * old answer can never reach the kernel after the invalidation that was
+ * meant to drop it. */
+#ifndef ENVFS_STATE_H
+#define ENVFS_STATE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "blob.h"
+#include "resolve.h"
+#include "snapshot.h"
+#include "view.h"
+
+struct epoch_dir {
+	struct snapshot *snap;                    /* one reference */
+	_Atomic(struct blob *) views[VIEW_COUNT]; /* rendered once, then fixed */
+};
+
+struct epoch {
+	atomic_long refs;
+	atomic_long busy;            /* request handlers inside this epoch */
+	struct epoch_dir *dirs;      /* sorted by backend, then arch */
+	size_t ndirs;
+	uint64_t generation;         /* grows with every change under env/ */
+	struct timespec changed;     /* when generation last grew: the mtime
+	                                of everything under env/ */
+	struct timespec loaded;      /* the load attempt that made this epoch */
+	struct blob *status;         /* set before publishing; owned */
+	struct blob *diagnostics;
+};
+
+/* A new epoch over r's directories (one snapshot reference each; r stays
+ * the caller's), with digests rendered. *out holds one reference. */
+int epoch_from_resolution(const struct resolution *r, struct epoch **out);
+/* A new epoch sharing src's directories and rendered views, for a failed
+ * load that keeps serving the last good resolution. */
+int epoch_clone_dirs(const struct epoch *src, struct epoch **out);
+struct epoch *epoch_ref(struct epoch *e);
+void epoch_unref(struct epoch *e);
+
+/* Borrowed directory, or NULL. */
+struct epoch_dir *epoch_find_dir(const struct epoch *e, const char *backend,
+				 const char *arch);
+/* True when some directory belongs to backend. */
+bool epoch_has_backend(const struct epoch *e, const char *backend);
+/* The rendered view (rendering it on first use); *out holds a reference.
+ * Returns 0 or a negative errno. */
+int epoch_view(struct epoch_dir *d, enum view_kind kind, struct blob **out);
+/* Waits until no request handler is inside e (at most max_ms). */
+void epoch_wait_idle(struct epoch *e, int max_ms);
+
+struct state {
+	pthread_mutex_t lock;
+	struct epoch *cur;           /* one reference; never NULL once started */
+};
+
+void state_init(struct state *s, struct epoch *first);  /* takes first's ref */
+void state_release(struct state *s);
+/* The current epoch with a reference and the handler mark; pair with
+ * state_leave() after replying. */
+struct epoch *state_enter(struct state *s);
+void state_leave(struct epoch *e);
+/* A reference to the current epoch, without the handler mark. */
+struct epoch *state_get(struct state *s);
+/* Publishes e (takes its reference); returns the previous epoch with the
+ * state's reference, for the caller to diff and unref. */
+struct epoch *state_swap(struct state *s, struct epoch *e);
+
+#endif

@@ -1,0 +1,83 @@
+/* status and diagnostics text; see status.h. */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "envfs_config.h"
+#include "status.h"
+
+/* ISO 8601 UTC with milliseconds: two hosts compare these by eye. */
+static int add_time(struct strbuf *out, const char *key, const struct timespec *ts)
+{
+	struct tm tm;
+	char buf[32];
+
+	gmtime_r(&ts->tv_sec, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	return sb_addf(out, "%s: %s.%03ldZ\n", key, buf, ts->tv_nsec / 1000000);
+}
+
+int status_render(struct envfs *fs, const struct epoch *e,
+		  const char *last_error, struct strbuf *out)
+{
+	const struct cli_inputs *ci = &fs->opts->ci;
+	size_t i, nov;
+	int err = 0;
+
+	pthread_mutex_lock(&fs->ov_lock);
+	nov = fs->ov.n;
+	pthread_mutex_unlock(&fs->ov_lock);
+
+	if ((err = sb_addf(out, "version: %s\n", ENVFS_VERSION)) < 0 ||
+	    (err = sb_addf(out, "specs: %s\n", ci->in.specs_dir)) < 0 ||
+	    (err = sb_addf(out, "config: %s\n", ci->in.config ? ci->in.config : "none")) < 0)
+		goto out;
+	if (!ci->in.ninherit && (err = sb_adds(out, "inherit: none\n")) < 0)
+		goto out;
+	for (i = 0; i < ci->in.ninherit; i++)
+		if ((err = sb_addf(out, "inherit: %s\n", ci->in.inherit[i])) < 0)
+			goto out;
+	if ((err = sb_addf(out, "state: %s\n", ci->state ? ci->state : "none")) < 0 ||
+	    (err = sb_addf(out, "mount: %s\n", fs->opts->ro ? "ro" : "rw")) < 0 ||
+	    (err = sb_addf(out, "generation: %llu\n",
+			   (unsigned long long)e->generation)) < 0 ||
+	    (err = add_time(out, "last_load", &e->loaded)) < 0 ||
+	    (err = add_time(out, "last_change", &e->changed)) < 0)
+		goto out;
+	/* The reason is one line: the first error diagnostic of the load. */
+	if ((err = sb_adds(out, "last_error: ")) < 0)
+		goto out;
+	if (last_error) {
+		size_t n = strcspn(last_error, "\n");
+
+		err = sb_add(out, last_error, n);
+	} else {
+		err = sb_adds(out, "none");
+	}
+	if (err < 0 || (err = sb_addc(out, '\n')) < 0 ||
+	    (err = sb_addf(out, "overrides: %zu\n", nov)) < 0)
+		goto out;
+	for (i = 0; i < e->ndirs; i++) {
+		const struct epoch_dir *d = &e->dirs[i];
+		struct blob *b = atomic_load(&((struct epoch_dir *)d)->views[VIEW_DIGEST]);
+		size_t n = b ? strcspn(b->data, "\n") : 0;
+
+		if ((err = sb_addf(out, "digest %s/%s %.*s\n", d->snap->backend,
+				   d->snap->arch, (int)n, b ? b->data : "")) < 0)
+			goto out;
+	}
+out:
+	return err;
+}
+
+int diagnostics_render(const struct diag_list *l, struct strbuf *out)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < l->n; i++)
+		if ((err = diag_format(&l->v[i], out)) < 0 ||
+		    (err = sb_addc(out, '\n')) < 0)
+			break;
+	return err;
+}

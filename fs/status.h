@@ -1,0 +1,26 @@
+/* status: the text of MOUNT/status and MOUNT/diagnostics.
+ *
+ *   $ cat /mnt/primus/status
+ *   version: 0.1.0
+ *   generation: 3
+ *   last_error: none
+ *   digest maxtext/gfx950 6f1c…
+ *
+ * Rendered once per load into the epoch, so every open sees one state. */
+#ifndef ENVFS_STATUS_H
+#define ENVFS_STATUS_H
+
+#include "diag.h"
+#include "envfs.h"
+#include "state.h"
+#include "strbuf.h"
+
+/* Appends the status of e (its digests, generation and times) and of the
+ * daemon (inputs, override count); last_error is the reason the latest
+ * load failed, or NULL. Returns 0 or -ENOMEM. */
+int status_render(struct envfs *fs, const struct epoch *e,
+		  const char *last_error, struct strbuf *out);
+/* Appends one "file:line:col: severity: message" line per diagnostic. */
+int diagnostics_render(const struct diag_list *l, struct strbuf *out);
+
+#endif

@@ -1,0 +1,77 @@
+/* tree: the inode table of the mount. Every path the kernel has seen gets
+ * one inode number for the daemon's life, so a reload (or, later, an
+ * override that removes and re-adds a name) keeps `ls -i` and the kernel's
+ * caches keyed the same. What a path holds is decided per request from the
+ * published state (state.h); the tree only names things.
+ *
+ * Nodes are never freed before tree_free(): pointers returned here stay
+ * valid, and all fields but the lookup count are immutable. forget only
+ * lowers the count, which tells the reload thread whether the kernel may
+ * cache the node (worth an invalidation). Thread-safe. */
+#ifndef ENVFS_TREE_H
+#define ENVFS_TREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "envfs_fuse.h"
+#include "view.h"
+
+enum node_kind {
+	NODE_ROOT,
+	NODE_STATUS,
+	NODE_DIAGNOSTICS,
+	NODE_ENV,            /* env/ */
+	NODE_BACKEND,        /* env/<backend>/ */
+	NODE_ARCH,           /* env/<backend>/<arch>/ */
+	NODE_VAR,            /* env/<backend>/<arch>/<NAME> */
+	NODE_VIEW,           /* env/<backend>/<arch>/{env_file,...} */
+};
+
+enum {
+	INO_ROOT = FUSE_ROOT_ID,
+	INO_STATUS,
+	INO_DIAGNOSTICS,
+	INO_ENV,
+};
+
+struct node {
+	fuse_ino_t ino;
+	fuse_ino_t parent;
+	enum node_kind kind;
+	enum view_kind view;     /* NODE_VIEW only */
+	const char *backend;     /* BACKEND and below; borrowed from the tree */
+	const char *arch;        /* ARCH and below; borrowed from the tree */
+	const char *name;        /* NUL-terminated; owned by the tree */
+	size_t name_len;
+	uint64_t nlookup;        /* kernel references; under the tree's lock */
+	struct node *hnext;      /* hash chain by (parent, name) */
+};
+
+struct tree;
+
+/* Returns a tree holding root, status, diagnostics and env, or -ENOMEM.
+ * *out is caller-owned, freed with tree_free(). */
+int tree_new(struct tree **out);
+void tree_free(struct tree *t);
+
+/* Borrowed node of ino, or NULL when the number was never handed out. */
+struct node *tree_get(struct tree *t, fuse_ino_t ino);
+/* Borrowed child of parent named name, or NULL; never creates. */
+struct node *tree_find(struct tree *t, fuse_ino_t parent, const char *name,
+		       size_t name_len);
+/* The child of parent named name, created with kind (and view for
+ * NODE_VIEW) when new. The kind of a name is a function of its parent and
+ * name, so an existing node keeps its kind. Returns 0 or -ENOMEM. */
+int tree_intern(struct tree *t, struct node *parent, const char *name,
+		size_t name_len, enum node_kind kind, enum view_kind view,
+		struct node **out);
+/* Counts n kernel references to node (a successful lookup reply). */
+void tree_lookup_add(struct tree *t, struct node *node, uint64_t n);
+/* The kernel dropped n references to ino (FORGET). */
+void tree_forget(struct tree *t, fuse_ino_t ino, uint64_t n);
+/* True when the kernel holds a reference, so it may cache the node. */
+bool tree_known(struct tree *t, const struct node *node);
+
+#endif

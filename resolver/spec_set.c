@@ -1,0 +1,257 @@
+/* A spec directory: the runner base, the catalog and one spec per backend. */
+#include "spec.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int backend_cmp(const void *a, const void *b)
+{
+	return strcmp((*(struct spec *const *)a)->backend, (*(struct spec *const *)b)->backend);
+}
+
+/* Sorted *.yaml names of dir; caller frees each and the array. */
+static int list_yaml(const char *dir, char ***out, size_t *nout, struct diag_list *diags)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **v = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+
+	if (!d) {
+		err = -errno;
+		diag_add(diags, DIAG_ERROR, dir, 0, 0, "cannot read the spec directory: %s",
+			 strerror(errno));
+		return err;
+	}
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+
+		if (len < 6 || strcmp(de->d_name + len - 5, ".yaml") || de->d_name[0] == '.')
+			continue;
+		if (n == cap) {
+			char **p = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*p));
+
+			if (!p) {
+				err = -ENOMEM;
+				goto out;
+			}
+			v = p;
+		}
+		if (!(v[n] = xstrdup(de->d_name))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		n++;
+	}
+	qsort(v, n, sizeof(*v), name_cmp);
+out:
+	closedir(d);
+	if (err < 0) {
+		while (n--)
+			free(v[n]);
+		free(v);
+		return err;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+/* Display name for provenance: "specs/<file>" relative to the dir's last
+ * component, so sources read the same wherever the tree is checked out. */
+static int display_name(const char *dir, const char *file, struct strbuf *sb)
+{
+	size_t len = strlen(dir);
+	const char *base;
+
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	base = dir + len;
+	while (base > dir && base[-1] != '/')
+		base--;
+	sb_reset(sb);
+	return sb_addf(sb, "%.*s/%s", (int)(dir + len - base), base, file);
+}
+
+static int check_set(struct spec_set *set, struct diag_list *diags)
+{
+	int errors = 0;
+	size_t k;
+
+	for (k = 1; k < set->nbackends; k++)
+		if (!strcmp(set->backends[k]->backend, set->backends[k - 1]->backend)) {
+			diag_add(diags, DIAG_ERROR, set->backends[k]->display, 0, 0,
+				 "backend '%s' is also declared by %s", set->backends[k]->backend,
+				 set->backends[k - 1]->display);
+			errors++;
+		}
+	for (k = 0; k < set->nbackends; k++) {
+		const struct spec *s = set->backends[k];
+
+		if (s->uses_runner && !set->runner) {
+			diag_add(diags, DIAG_ERROR, s->display, 0, 0,
+				 "backend '%s' uses the runner base, but the spec directory has no "
+				 "base.yaml", s->backend);
+			errors++;
+		}
+		if (!s->narches && !(s->uses_runner && set->runner && set->runner->narches)) {
+			diag_add(diags, DIAG_ERROR, s->display, 0, 0,
+				 "backend '%s' names no arches", s->backend);
+			errors++;
+		}
+	}
+	return errors ? -EINVAL : 0;
+}
+
+int spec_set_load_dir(const char *dir, struct spec_set **out, struct diag_list *diags)
+{
+	struct strbuf path = STRBUF_INIT, disp = STRBUF_INIT;
+	struct spec_set *set = NULL;
+	char **names = NULL;
+	size_t n = 0, k;
+	int err, bad = 0;
+
+	if ((err = list_yaml(dir, &names, &n, diags)) < 0)
+		goto out;
+	err = -ENOMEM;
+	if (!(set = calloc(1, sizeof(*set))) || !(set->dir = xstrdup(dir)) ||
+	    !(set->backends = calloc(n ? n : 1, sizeof(*set->backends))))
+		goto out;
+	for (k = 0; k < n; k++) {
+		struct spec *s = NULL;
+
+		sb_reset(&path);
+		if ((err = sb_addf(&path, "%s/%s", dir, names[k])) < 0 ||
+		    (err = display_name(dir, names[k], &disp)) < 0)
+			goto out;
+		if (!strcmp(names[k], "catalog.yaml")) {
+			err = catalog_load_file(sb_str(&path), sb_str(&disp), &set->catalog,
+						&set->ncatalog, diags);
+			if (err == -ENOMEM)
+				goto out;
+			bad |= err < 0;
+			continue;
+		}
+		err = spec_load_file(sb_str(&path), sb_str(&disp), &s, diags);
+		if (err == -ENOMEM)
+			goto out;
+		if (err < 0) {
+			bad = 1;
+			spec_free(s);
+			continue;
+		}
+		if (s->is_runner) {
+			if (set->runner) {
+				diag_add(diags, DIAG_ERROR, s->display, 0, 0,
+					 "a second runner base (the first is %s)", set->runner->display);
+				bad = 1;
+				spec_free(s);
+				continue;
+			}
+			set->runner = s;
+		} else {
+			set->backends[set->nbackends++] = s;
+		}
+	}
+	if (!set->nbackends && !bad) {
+		diag_add(diags, DIAG_ERROR, dir, 0, 0, "no backend specs (*.yaml) in this directory");
+		bad = 1;
+	}
+	qsort(set->backends, set->nbackends, sizeof(*set->backends), backend_cmp);
+	if (check_set(set, diags) < 0)
+		bad = 1;
+	err = bad ? -EINVAL : 0;
+	if (!err) {
+		*out = set;
+		set = NULL;
+	}
+out:
+	spec_set_free(set);
+	for (k = 0; k < n; k++)
+		free(names[k]);
+	free(names);
+	sb_release(&path);
+	sb_release(&disp);
+	return err;
+}
+
+void spec_set_free(struct spec_set *set)
+{
+	size_t k;
+
+	if (!set)
+		return;
+	spec_free(set->runner);
+	for (k = 0; k < set->nbackends; k++)
+		spec_free(set->backends[k]);
+	free(set->backends);
+	catalog_free(set->catalog, set->ncatalog);
+	free(set->dir);
+	free(set);
+}
+
+const struct spec *spec_set_backend(const struct spec_set *set, const char *backend)
+{
+	size_t lo = 0, hi = set->nbackends;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(set->backends[mid]->backend, backend);
+
+		if (!c)
+			return set->backends[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const struct catalog_entry *spec_set_catalog(const struct spec_set *set, const char *name)
+{
+	size_t lo = 0, hi = set->ncatalog;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(set->catalog[mid].name, name);
+
+		if (!c)
+			return &set->catalog[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+bool spec_has_arch(const struct spec *s, const char *arch)
+{
+	size_t k;
+
+	for (k = 0; k < s->narches; k++)
+		if (!strcmp(s->arches[k], arch))
+			return true;
+	return false;
+}
+
+bool spec_var_applies_to_arch(const struct spec_var *v, const char *arch)
+{
+	size_t k;
+
+	if (!v->narch)
+		return true;
+	for (k = 0; k < v->narch; k++)
+		if (!strcmp(v->arch[k], arch))
+			return true;
+	return false;
+}

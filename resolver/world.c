@@ -1,0 +1,208 @@
+/* world: every input read once, ready to be resolved many times. */
+#include "resolve.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int load_cli(struct world *w, const struct envfs_inputs *in)
+{
+	size_t k;
+	int err;
+
+	for (k = 0; k < in->nenv; k++) {
+		const char *kv = in->env[k], *eq = strchr(kv, '=');
+
+		if (!eq || !env_name_valid(kv, (size_t)(eq - kv))) {
+			diag_add(&w->diags, DIAG_ERROR, NULL, 0, 0,
+				 "--env %s: expected NAME=VALUE", kv);
+			return -EINVAL;
+		}
+		if ((err = env_list_add(&w->cli, kv, (size_t)(eq - kv), eq + 1,
+					strlen(eq + 1), "cli")) < 0)
+			return err;
+	}
+	return 0;
+}
+
+static const char *host_get(char *const *env, const char *name, size_t len)
+{
+	for (; env && *env; env++)
+		if (!strncmp(*env, name, len) && (*env)[len] == '=')
+			return *env + len + 1;
+	return NULL;
+}
+
+static int host_add(struct world *w, char *const *env, const char *name)
+{
+	size_t len = strlen(name), k;
+	const char *v;
+
+	for (k = 0; k < w->host.n; k++)
+		if (!strcmp(w->host.v[k].name, name))
+			return 0;
+	if (!(v = host_get(env, name, len)))
+		return 0;
+	return env_list_add(&w->host, name, len, v, strlen(v), "host");
+}
+
+/* Host candidates: --pass names and every spec's passthrough list. Which
+ * of them a directory may use is decided per backend at resolve time. */
+static int load_host(struct world *w, const struct envfs_inputs *in)
+{
+	const struct spec_set *set = w->specs;
+	size_t k, j;
+	int err;
+
+	if (in->npass && !(w->pass = calloc(in->npass, sizeof(char *))))
+		return -ENOMEM;
+	for (k = 0; k < in->npass; k++) {
+		if (!(w->pass[k] = xstrdup(in->pass[k])))
+			return -ENOMEM;
+		w->npass++;
+		if ((err = host_add(w, in->host_env, in->pass[k])) < 0)
+			return err;
+	}
+	if (!set)
+		return 0;
+	if (set->runner)
+		for (j = 0; j < set->runner->npassthrough; j++)
+			if ((err = host_add(w, in->host_env, set->runner->passthrough[j])) < 0)
+				return err;
+	for (k = 0; k < set->nbackends; k++)
+		for (j = 0; j < set->backends[k]->npassthrough; j++)
+			if ((err = host_add(w, in->host_env, set->backends[k]->passthrough[j])) < 0)
+				return err;
+	return 0;
+}
+
+int world_load(const struct envfs_inputs *in, struct world **out)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	bool failed = false;
+	size_t k;
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	err = spec_set_load_dir(in->specs_dir, &w->specs, &w->diags);
+	if (err == -ENOMEM)
+		goto out;
+	failed |= err < 0;
+	if (in->config) {
+		err = config_load(in->config, &w->config, &w->diags);
+		if (err == -ENOMEM)
+			goto out;
+		failed |= err < 0;
+	}
+	for (k = 0; k < in->ninherit; k++) {
+		err = inherit_load_file(in->inherit[k], in->host_env, &w->image, &w->diags);
+		if (err == -ENOMEM)
+			goto out;
+		failed |= err < 0;
+	}
+	if ((err = load_cli(w, in)) == -ENOMEM)
+		goto out;
+	failed |= err < 0;
+	if ((err = load_host(w, in)) < 0)
+		goto out;
+	if (in->narches) {
+		err = -ENOMEM;
+		if (!(w->extra_arches = calloc(in->narches, sizeof(char *))))
+			goto out;
+		for (k = 0; k < in->narches; k++) {
+			if (!(w->extra_arches[k] = xstrdup(in->arches[k])))
+				goto out;
+			w->nextra_arches++;
+		}
+	}
+	err = failed ? -EINVAL : 0;
+	*out = w;
+	return err;
+out:
+	world_free(w);
+	return err;
+}
+
+void world_free(struct world *w)
+{
+	size_t k;
+
+	if (!w)
+		return;
+	spec_set_free(w->specs);
+	config_free(w->config);
+	env_list_release(&w->image);
+	env_list_release(&w->host);
+	env_list_release(&w->cli);
+	for (k = 0; k < w->nextra_arches; k++)
+		free(w->extra_arches[k]);
+	for (k = 0; k < w->npass; k++)
+		free(w->pass[k]);
+	free(w->pass);
+	free(w->extra_arches);
+	diag_list_release(&w->diags);
+	free(w);
+}
+
+/* The arches of a backend: its own, else the runner's when it uses it,
+ * then every --arch. */
+static bool arch_known(const struct world *w, const struct spec *s, const char *arch)
+{
+	size_t k;
+
+	if (spec_has_arch(s, arch))
+		return true;
+	if (!s->narches && s->uses_runner && w->specs->runner &&
+	    spec_has_arch(w->specs->runner, arch))
+		return true;
+	for (k = 0; k < w->nextra_arches; k++)
+		if (!strcmp(w->extra_arches[k], arch))
+			return true;
+	return false;
+}
+
+bool world_has_dir(const struct world *w, const char *backend, const char *arch)
+{
+	const struct spec *s;
+
+	if (!w->specs || !(s = spec_set_backend(w->specs, backend)))
+		return false;
+	return arch_known(w, s, arch);
+}
+
+static int push_arch(const char ***v, size_t *n, const char *a)
+{
+	const char **p;
+	size_t k;
+
+	for (k = 0; k < *n; k++)
+		if (!strcmp((*v)[k], a))
+			return 0;
+	if (!(p = realloc(*v, (*n + 1) * sizeof(*p))))
+		return -ENOMEM;
+	p[(*n)++] = a;
+	*v = p;
+	return 0;
+}
+
+int world_arches(const struct world *w, const struct spec *s, const char ***out, size_t *nout)
+{
+	const struct spec *src = s->narches || !s->uses_runner || !w->specs->runner ?
+		s : w->specs->runner;
+	const char **v = NULL;
+	size_t n = 0, k;
+	int err = 0;
+
+	for (k = 0; k < src->narches && !err; k++)
+		err = push_arch(&v, &n, src->arches[k]);
+	for (k = 0; k < w->nextra_arches && !err; k++)
+		err = push_arch(&v, &n, w->extra_arches[k]);
+	if (err < 0) {
+		free(v);
+		return err;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}

@@ -1,0 +1,419 @@
+/* Unit tests for resolver/expr.c: the `when:` condition language. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "expr.h"
+
+struct var {
+	const char *name;
+	const char *val;
+	size_t len;
+	int ret;   /* what the lookup returns: 1 set, -ELOOP, -EIO … */
+};
+
+#define SET(n, v) { n, v, sizeof(v) - 1, 1 }
+
+static const struct var table[] = {
+	SET("NNODES", "2"),
+	SET("ONE", "1"),
+	SET("EIGHT", "8"),
+	SET("NEG", "-3"),
+	SET("PLUS", "+5"),
+	SET("ABC", "abc"),
+	SET("EMPTY", ""),
+	SET("SPACED", " 8"),
+	SET("HUGE", "99999999999999999999"),
+	SET("DUMP_HLO", "1"),
+	SET("NAME", "x"),
+	SET("NUL", "a\0b"),
+	SET("NUL2", "a\0c"),
+	{ "CYC", NULL, 0, -ELOOP },
+	{ "BROKEN", NULL, 0, -EIO },
+};
+
+struct fake {
+	int calls;
+	char last[64];
+};
+
+static int fake_lookup(void *ctx, const char *name, size_t name_len,
+		       const char **val, size_t *val_len)
+{
+	struct fake *f = ctx;
+	size_t i;
+
+	f->calls++;
+	snprintf(f->last, sizeof(f->last), "%.*s", (int)name_len, name);
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		if (strlen(table[i].name) != name_len ||
+		    memcmp(table[i].name, name, name_len) != 0)
+			continue;
+		if (table[i].ret == 1) {
+			*val = table[i].val;
+			*val_len = table[i].len;
+		}
+		return table[i].ret;
+	}
+	return 0;
+}
+
+/* Parses and evaluates src; fails the test on any error. */
+static bool check(const char *src)
+{
+	struct expr *e = NULL;
+	struct fake f = { 0 };
+	char err[128];
+	bool r = false;
+	int rc = expr_parse(src, &e, err, sizeof(err));
+
+	if (rc != 0)
+		print_error("parse of '%s' failed: %s\n", src, err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(expr_eval(e, fake_lookup, &f, &r, NULL), 0);
+	expr_free(e);
+	return r;
+}
+
+/* Parses src expecting a syntax error; returns the message. */
+static const char *syntax_error(const char *src)
+{
+	static char err[128];
+	struct expr *e = NULL;
+
+	assert_int_equal(expr_parse(src, &e, err, sizeof(err)), -EINVAL);
+	assert_null(e);
+	return err;
+}
+
+static void test_expr__equality_compares_text(void **state)
+{
+	(void)state;
+	assert_true(check("DUMP_HLO == \"1\""));
+	assert_true(check("DUMP_HLO == '1'"));
+	assert_true(check("DUMP_HLO == 1"));
+	assert_false(check("DUMP_HLO == \"01\""));
+	assert_true(check("DUMP_HLO != \"01\""));
+	assert_false(check("NAME != 'x'"));
+	assert_true(check("NAME == NAME"));
+	assert_false(check("PLUS == 5"));
+}
+
+static void test_expr__equality_uses_value_lengths_not_nul(void **state)
+{
+	(void)state;
+	assert_false(check("NUL == 'a'"));
+	assert_false(check("NUL == NUL2"));
+	assert_true(check("NUL != NUL2"));
+}
+
+static void test_expr__integer_operators(void **state)
+{
+	(void)state;
+	assert_true(check("NNODES > 1"));
+	assert_false(check("NNODES > 2"));
+	assert_true(check("NNODES >= 2"));
+	assert_false(check("NNODES >= 3"));
+	assert_true(check("NNODES < 3"));
+	assert_false(check("NNODES < 2"));
+	assert_true(check("NNODES <= 2"));
+	assert_false(check("NNODES <= 1"));
+	assert_true(check("NEG < -2"));
+	assert_true(check("-4 < NEG"));
+	assert_true(check("PLUS == '+5' && PLUS > 4"));
+	assert_true(check("EIGHT > NNODES"));
+	assert_true(check("'010' == 10 || '010' > 9"));
+}
+
+static void test_expr__integer_compare_is_false_for_non_integers(void **state)
+{
+	(void)state;
+	assert_false(check("ABC > 1"));
+	assert_false(check("ABC <= 1"));
+	assert_false(check("1 < ABC"));
+	assert_false(check("EMPTY < 1"));
+	assert_false(check("UNSET >= 0"));
+	assert_false(check("SPACED == 8"));
+	assert_false(check("SPACED > 1"));
+	assert_false(check("' 8' < 9"));
+	assert_false(check("'8 ' < 9"));
+	assert_false(check("'-' < 9"));
+	assert_false(check("HUGE > 1"));
+	assert_false(check("NUL > 0"));
+}
+
+static void test_expr__bare_operand_is_true_when_non_empty(void **state)
+{
+	(void)state;
+	assert_true(check("NAME"));
+	assert_false(check("EMPTY"));
+	assert_false(check("UNSET"));
+	assert_true(check("'0'"));
+	assert_true(check("0"));
+	assert_false(check("''"));
+}
+
+static void test_expr__unset_names_read_as_empty(void **state)
+{
+	(void)state;
+	assert_true(check("UNSET == ''"));
+	assert_true(check("UNSET == EMPTY"));
+	assert_false(check("UNSET != \"\""));
+}
+
+static void test_expr__logic_operators(void **state)
+{
+	(void)state;
+	assert_true(check("ONE && NAME"));
+	assert_false(check("ONE && EMPTY"));
+	assert_true(check("EMPTY || ONE"));
+	assert_false(check("EMPTY || UNSET"));
+	assert_true(check("!EMPTY"));
+	assert_false(check("!ONE"));
+	assert_true(check("!!ONE"));
+	assert_true(check("ONE && NAME && DUMP_HLO && NNODES"));
+	assert_false(check("ONE && NAME && EMPTY && NNODES"));
+}
+
+static void test_expr__and_binds_tighter_than_or(void **state)
+{
+	(void)state;
+	/* Left-to-right without precedence would make these false. */
+	assert_true(check("ONE || ONE && EMPTY"));
+	assert_true(check("EMPTY && ONE || ONE"));
+	assert_false(check("(ONE || ONE) && EMPTY"));
+}
+
+static void test_expr__not_binds_looser_than_comparison(void **state)
+{
+	(void)state;
+	/* !(NAME == 'y'), not (!NAME) == 'y' */
+	assert_true(check("!NAME == 'y'"));
+	assert_false(check("!NAME == 'x'"));
+	/* And tighter than && / ||. */
+	assert_false(check("!ONE && ONE"));
+	assert_true(check("!EMPTY || EMPTY"));
+}
+
+static void test_expr__parentheses_group(void **state)
+{
+	(void)state;
+	assert_false(check("DUMP_HLO == \"1\" && !(NAME != 'x' || NNODES <= 3)"));
+	assert_true(check("DUMP_HLO == \"1\" && !(NAME != 'x' || NNODES <= 1)"));
+	assert_true(check("((((ONE))))"));
+	assert_true(check("(NNODES) > 1"));
+}
+
+static void test_expr__whitespace_between_tokens_is_ignored(void **state)
+{
+	(void)state;
+	assert_true(check("NNODES>1&&!EMPTY"));
+	assert_true(check("  \t( NNODES  >=\n2 )  &&  ! EMPTY  "));
+	assert_true(check("NAME=='x'"));
+}
+
+static void test_expr__quotes_and_escapes(void **state)
+{
+	(void)state;
+	assert_true(check("\"a\\\"b\" == 'a\"b'"));     /* "a\"b" */
+	assert_true(check("\"a\\\\\" == 'a\\'"));        /* "a\\" == 'a\' */
+	assert_true(check("\"\\x\" == 'x'"));            /* \ escapes any char */
+	assert_true(check("'a\\b' == \"a\\\\b\""));      /* no escapes in '…' */
+	assert_true(check("\"a b && c\" == 'a b && c'"));
+	assert_true(check("'(' != ')'"));
+}
+
+static void test_expr__or_short_circuits(void **state)
+{
+	struct expr *e = NULL;
+	struct fake f = { 0 };
+	char err[128];
+	bool r = false;
+
+	(void)state;
+	assert_int_equal(expr_parse("ONE || BROKEN", &e, err, sizeof(err)), 0);
+	assert_int_equal(expr_eval(e, fake_lookup, &f, &r, NULL), 0);
+	assert_true(r);
+	assert_int_equal(f.calls, 1);
+	expr_free(e);
+}
+
+static void test_expr__and_short_circuits(void **state)
+{
+	struct expr *e = NULL;
+	struct fake f = { 0 };
+	char err[128];
+	bool r = true;
+
+	(void)state;
+	assert_int_equal(expr_parse("EMPTY && (BROKEN || CYC)", &e, err, sizeof(err)), 0);
+	assert_int_equal(expr_eval(e, fake_lookup, &f, &r, NULL), 0);
+	assert_false(r);
+	assert_int_equal(f.calls, 1);
+	expr_free(e);
+}
+
+static void test_expr__lookup_error_propagates(void **state)
+{
+	struct expr *e = NULL;
+	struct fake f = { 0 };
+	char err[128];
+	bool r = false;
+
+	(void)state;
+	assert_int_equal(expr_parse("EMPTY || BROKEN == 1", &e, err, sizeof(err)), 0);
+	assert_int_equal(expr_eval(e, fake_lookup, &f, &r, NULL), -EIO);
+	assert_string_equal(f.last, "BROKEN");
+	expr_free(e);
+}
+
+static void test_expr__cycle_reads_as_unset_and_is_reported(void **state)
+{
+	struct expr *e = NULL;
+	struct fake f = { 0 };
+	char err[128];
+	bool r = false, cycle = false;
+
+	(void)state;
+	assert_int_equal(expr_parse("CYC == ''", &e, err, sizeof(err)), 0);
+	assert_int_equal(expr_eval(e, fake_lookup, &f, &r, &cycle), 0);
+	assert_true(r);
+	assert_true(cycle);
+	/* A NULL cycle pointer is allowed. */
+	r = false;
+	assert_int_equal(expr_eval(e, fake_lookup, &f, &r, NULL), 0);
+	assert_true(r);
+	expr_free(e);
+
+	/* No cycle seen: the flag is left alone. */
+	cycle = false;
+	assert_int_equal(expr_parse("ONE", &e, err, sizeof(err)), 0);
+	assert_int_equal(expr_eval(e, fake_lookup, &f, &r, &cycle), 0);
+	assert_false(cycle);
+	expr_free(e);
+}
+
+static void test_expr__syntax_errors_name_the_column(void **state)
+{
+	(void)state;
+	assert_string_equal(syntax_error("(NNODES > 1"), "expected ')' at column 12");
+	assert_string_equal(syntax_error("(A || (B && C)"), "expected ')' at column 15");
+	assert_string_equal(syntax_error(""), "expected an operand at column 1");
+	assert_string_equal(syntax_error("   "), "expected an operand at column 4");
+	assert_string_equal(syntax_error("A =="), "expected an operand at column 5");
+	assert_string_equal(syntax_error("A && || B"), "expected an operand at column 6");
+	assert_string_equal(syntax_error("A = 1"), "expected '==' at column 3");
+	assert_string_equal(syntax_error("A & B"), "expected '&&' at column 3");
+	assert_string_equal(syntax_error("A | B"), "expected '||' at column 3");
+	assert_string_equal(syntax_error("A B"), "unexpected 'B' at column 3");
+	assert_string_equal(syntax_error("(A))"), "unexpected ')' at column 4");
+	assert_string_equal(syntax_error("A == 'x"), "unterminated string at column 6");
+	assert_string_equal(syntax_error("A == \"x\\\""), "unterminated string at column 6");
+	assert_string_equal(syntax_error("A == 1 == 1"), "comparisons do not chain at column 8");
+	assert_string_equal(syntax_error("A < 1 > 0"), "comparisons do not chain at column 7");
+	assert_string_equal(syntax_error("(A == 1) == B"), "cannot compare a condition at column 10");
+	assert_string_equal(syntax_error("B == (A || C)"), "cannot compare a condition at column 6");
+	assert_string_equal(syntax_error("A == !B"), "expected an operand at column 6");
+	assert_string_equal(syntax_error("A > 1x"), "bad integer at column 5");
+	assert_string_equal(syntax_error("A > - 1"), "unexpected character '-' at column 5");
+	assert_string_equal(syntax_error("A.B"), "unexpected character '.' at column 2");
+	assert_string_equal(syntax_error("$A"), "unexpected character '$' at column 1");
+	assert_string_equal(syntax_error("A == \x01"), "unexpected byte 0x01 at column 6");
+}
+
+static void test_expr__syntax_error_tolerates_small_or_no_buffer(void **state)
+{
+	struct expr *e = NULL;
+	char small[8];
+
+	(void)state;
+	assert_int_equal(expr_parse("(A", &e, NULL, 0), -EINVAL);
+	assert_int_equal(expr_parse("(A", &e, small, sizeof(small)), -EINVAL);
+	assert_string_equal(small, "expecte");
+	assert_null(e);
+}
+
+static void build_nested(char *buf, int depth, char open, const char *mid, char close)
+{
+	int i, n = 0;
+
+	for (i = 0; i < depth; i++)
+		buf[n++] = open;
+	n += sprintf(buf + n, "%s", mid);
+	for (i = 0; close && i < depth; i++)
+		buf[n++] = close;
+	buf[n] = '\0';
+}
+
+static void test_expr__nesting_is_limited_to_64(void **state)
+{
+	char buf[512];
+
+	(void)state;
+	build_nested(buf, 64, '(', "ONE", ')');
+	assert_true(check(buf));
+	build_nested(buf, 65, '(', "ONE", ')');
+	assert_string_equal(syntax_error(buf), "nesting deeper than 64 at column 65");
+
+	build_nested(buf, 64, '!', "ONE", 0);
+	assert_true(check(buf));
+	build_nested(buf, 65, '!', "ONE", 0);
+	assert_string_equal(syntax_error(buf), "nesting deeper than 64 at column 65");
+
+	/* A deep paren run far past the limit must fail, not blow the stack. */
+	{
+		static char deep[200001];
+
+		memset(deep, '(', sizeof(deep) - 1);
+		deep[sizeof(deep) - 1] = '\0';
+		assert_string_equal(syntax_error(deep), "nesting deeper than 64 at column 65");
+	}
+}
+
+static void test_expr__long_flat_chains_do_not_nest(void **state)
+{
+	static char buf[sizeof(" || EMPTY") * 20000 + 16];
+	size_t n = 0;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 20000; i++)
+		n += (size_t)sprintf(buf + n, "%sEMPTY", i ? " || " : "");
+	n += (size_t)sprintf(buf + n, " || ONE");
+	assert_true(check(buf));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_expr__equality_compares_text),
+		cmocka_unit_test(test_expr__equality_uses_value_lengths_not_nul),
+		cmocka_unit_test(test_expr__integer_operators),
+		cmocka_unit_test(test_expr__integer_compare_is_false_for_non_integers),
+		cmocka_unit_test(test_expr__bare_operand_is_true_when_non_empty),
+		cmocka_unit_test(test_expr__unset_names_read_as_empty),
+		cmocka_unit_test(test_expr__logic_operators),
+		cmocka_unit_test(test_expr__and_binds_tighter_than_or),
+		cmocka_unit_test(test_expr__not_binds_looser_than_comparison),
+		cmocka_unit_test(test_expr__parentheses_group),
+		cmocka_unit_test(test_expr__whitespace_between_tokens_is_ignored),
+		cmocka_unit_test(test_expr__quotes_and_escapes),
+		cmocka_unit_test(test_expr__or_short_circuits),
+		cmocka_unit_test(test_expr__and_short_circuits),
+		cmocka_unit_test(test_expr__lookup_error_propagates),
+		cmocka_unit_test(test_expr__cycle_reads_as_unset_and_is_reported),
+		cmocka_unit_test(test_expr__syntax_errors_name_the_column),
+		cmocka_unit_test(test_expr__syntax_error_tolerates_small_or_no_buffer),
+		cmocka_unit_test(test_expr__nesting_is_limited_to_64),
+		cmocka_unit_test(test_expr__long_flat_chains_do_not_nest),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
