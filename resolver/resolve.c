@@ -950,8 +950,7 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 	if (!s)
 		return -ENOMEM;
 	atomic_init(&s->refs, 1);
-	s->arena = r->arena;
-	r->arena = NULL;
+	s->arena = r->arena;     /* handed over only on success */
 	if (!(s->backend = arena_strdup(s->arena, r->backend->backend)) ||
 	    !(s->arch = arena_strdup(s->arena, r->arch)) ||
 	    !(s->vars = calloc(r->nvars ? r->nvars : 1, sizeof(*s->vars))))
@@ -985,11 +984,12 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 		if (v->param && !v->set)
 			sb_addf(&v->explain_sb, "parameter: not exported; its default is %s\n",
 				v->secret ? "<redacted>" : v->val);
-		if (!(sv->layers = v->set ? arena_sb(r, &v->layers_sb) : NULL) && v->set &&
-		    v->layers_sb.len)
-			goto out;
+		sv->layers = v->set ? arena_sb(r, &v->layers_sb) : NULL;
 		sv->shadowed = arena_sb(r, &v->shadow_sb);
 		sv->explain = arena_sb(r, &v->explain_sb);
+		if ((v->set && v->layers_sb.len && !sv->layers) ||
+		    (v->shadow_sb.len && !sv->shadowed) || (v->explain_sb.len && !sv->explain))
+			goto out;
 		if (v->set && is_view_name(v->name)) {
 			sv->view_name = true;
 			diag_add(&s->diags, DIAG_WARNING, sv->source, 0, 0,
@@ -1017,9 +1017,11 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 		goto out;
 	if ((err = validate_snapshot(set, r->backend, r->runner, s)) < 0)
 		goto out;
+	r->arena = NULL;
 	*out = s;
 	return 0;
 out:
+	s->arena = NULL;
 	snapshot_unref(s);
 	return err;
 }
