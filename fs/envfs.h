@@ -21,6 +21,11 @@ struct envfs {
 	 * resolve_all so they survive reloads. Guarded by ov_lock. */
 	pthread_mutex_t ov_lock;
 	struct override_set ov;
+	/* Held by whoever builds and publishes the next epoch (the reload
+	 * thread now; commits of overrides later), so epochs follow one
+	 * another and the diff is always against the one being replaced. */
+	pthread_mutex_t publish_lock;
+	struct world *world;             /* last good inputs; owned */
 	uid_t uid;                       /* owner of every file */
 	gid_t gid;
 	struct fuse_session *se;         /* set once mounted */

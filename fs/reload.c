@@ -1,0 +1,503 @@
+/* Loading inputs and watching them; see reload.h. */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reload.h"
+#include "status.h"
+
+/* ---- loading ---------------------------------------------------------- */
+
+/* The outcome of one load attempt. */
+struct load {
+	struct world *world;         /* set on success */
+	struct epoch *epoch;         /* set on success: the new directories */
+	struct diag_list diags;      /* what to show in diagnostics */
+	char *error;                 /* first error, one line; NULL on success */
+};
+
+static void load_release(struct load *ld)
+{
+	world_free(ld->world);
+	epoch_unref(ld->epoch);
+	diag_list_release(&ld->diags);
+	free(ld->error);
+	memset(ld, 0, sizeof(*ld));
+}
+
+/* A fatal errno from world_load returns no world, so no diagnostic; name
+ * the first input that cannot be read so the reason is still useful. */
+static int missing_input(const struct envfs_inputs *in, int err, struct diag_list *d)
+{
+	size_t i;
+
+	if (access(in->specs_dir, R_OK) < 0)
+		return diag_add(d, DIAG_ERROR, in->specs_dir, 0, 0, "%s", strerror(errno));
+	if (in->config && access(in->config, R_OK) < 0)
+		return diag_add(d, DIAG_ERROR, in->config, 0, 0, "%s", strerror(errno));
+	for (i = 0; i < in->ninherit; i++)
+		if (access(in->inherit[i], R_OK) < 0)
+			return diag_add(d, DIAG_ERROR, in->inherit[i], 0, 0, "%s",
+					strerror(errno));
+	return diag_add(d, DIAG_ERROR, NULL, 0, 0, "cannot load the inputs: %s",
+			strerror(-err));
+}
+
+static int first_error(const struct diag_list *d, char **out)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < d->n && d->v[i].sev != DIAG_ERROR; i++)
+		;
+	if (i < d->n)
+		err = diag_format(&d->v[i], &sb);
+	else
+		err = sb_adds(&sb, "the inputs did not load");
+	if (err == 0 && !(*out = sb_detach(&sb, NULL)))
+		err = -ENOMEM;
+	sb_release(&sb);
+	return err;
+}
+
+/* Reads and resolves every input. Returns 0, or the load's negative errno
+ * with ld->diags and ld->error saying why. -ENOMEM is the only failure
+ * that leaves ld->error unset. */
+static int load_inputs(struct envfs *fs, struct load *ld)
+{
+	struct resolution *res = NULL;
+	int err, e2;
+
+	err = world_load(&fs->opts->ci.in, &ld->world);
+	if (err == 0) {
+		pthread_mutex_lock(&fs->ov_lock);
+		err = resolve_all(ld->world, &fs->ov, &res);
+		pthread_mutex_unlock(&fs->ov_lock);
+	}
+	if (err == 0) {
+		err = diag_extend(&ld->diags, &res->diags);
+		if (err == 0)
+			err = epoch_from_resolution(res, &ld->epoch);
+		resolution_free(res);
+		return err;
+	}
+	/* Failed: explain with whatever diagnostics the attempt produced. */
+	if (ld->world)
+		e2 = diag_extend(&ld->diags, &ld->world->diags);
+	else
+		e2 = missing_input(&fs->opts->ci.in, err, &ld->diags);
+	if (e2 == 0)
+		e2 = first_error(&ld->diags, &ld->error);
+	world_free(ld->world);
+	ld->world = NULL;
+	return e2 < 0 ? e2 : err;
+}
+
+/* Fills e's status and diagnostics text. */
+static int render_texts(struct envfs *fs, struct epoch *e, const struct load *ld)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int err;
+
+	if ((err = status_render(fs, e, ld->error, &sb)) < 0 ||
+	    (err = blob_from_sb(&sb, &e->status)) < 0)
+		goto out;
+	sb_reset(&sb);
+	if ((err = diagnostics_render(&ld->diags, &sb)) < 0 ||
+	    (err = blob_from_sb(&sb, &e->diagnostics)) < 0)
+		goto out;
+out:
+	sb_release(&sb);
+	return err;
+}
+
+int envfs_load_initial(struct envfs *fs)
+{
+	struct load ld = { 0 };
+	size_t i;
+	int err;
+
+	if ((err = load_inputs(fs, &ld)) < 0) {
+		struct strbuf sb = STRBUF_INIT;
+
+		/* At start there is no last good resolution to keep serving. */
+		for (i = 0; i < ld.diags.n; i++) {
+			if (ld.diags.v[i].sev != DIAG_ERROR)
+				continue;
+			sb_reset(&sb);
+			if (diag_format(&ld.diags.v[i], &sb) == 0)
+				fprintf(stderr, "primus-envfs: %s\n", sb_str(&sb));
+		}
+		if (!ld.diags.n)
+			fprintf(stderr, "primus-envfs: cannot load the inputs: %s\n",
+				strerror(-err));
+		sb_release(&sb);
+		goto out;
+	}
+	ld.epoch->generation = 1;
+	if ((err = render_texts(fs, ld.epoch, &ld)) < 0)
+		goto out;
+	fs->world = ld.world;
+	ld.world = NULL;
+	state_init(&fs->state, ld.epoch);
+	ld.epoch = NULL;
+out:
+	load_release(&ld);
+	return err;
+}
+
+int envfs_reload(struct envfs *fs)
+{
+	struct inval_list l = INVAL_LIST_INIT;
+	struct load ld = { 0 };
+	struct epoch *prev, *next = NULL, *old;
+	int err, lerr;
+
+	pthread_mutex_lock(&fs->publish_lock);
+	prev = state_get(&fs->state);
+	lerr = load_inputs(fs, &ld);
+	if (lerr == -ENOMEM && !ld.error) {
+		err = lerr;
+		goto out;
+	}
+	if (lerr == 0) {
+		next = ld.epoch;
+		ld.epoch = NULL;
+		if ((err = inval_diff(fs, prev, next, &l)) < 0)
+			goto out;
+		next->generation = prev->generation + (l.changed ? 1 : 0);
+		if (!l.changed)
+			next->changed = prev->changed;
+	} else if ((err = epoch_clone_dirs(prev, &next)) < 0) {
+		goto out;
+	}
+	/* status and diagnostics change with every attempt (load time, error). */
+	if ((err = render_texts(fs, next, &ld)) < 0 ||
+	    (err = inval_add_inode(&l, INO_STATUS)) < 0 ||
+	    (err = inval_add_inode(&l, INO_DIAGNOSTICS)) < 0)
+		goto out;
+	if (lerr == 0) {
+		world_free(fs->world);
+		fs->world = ld.world;
+		ld.world = NULL;
+	}
+	old = state_swap(&fs->state, next);
+	next = NULL;
+	/* A handler still answering from the old epoch must reach the kernel
+	 * before the invalidation does, or its stale answer would be cached
+	 * for the whole timeout. Handlers never wait on us, so this is short. */
+	epoch_wait_idle(old, 100);
+	epoch_unref(old);
+	if (!fs->opts->noinval && fs->se)
+		inval_send(fs->se, &l);
+	err = lerr;
+out:
+	pthread_mutex_unlock(&fs->publish_lock);
+	epoch_unref(prev);
+	epoch_unref(next);
+	inval_list_release(&l);
+	load_release(&ld);
+	return err;
+}
+
+/* ---- watching --------------------------------------------------------- */
+
+struct watch {
+	int wd;
+	char *name;                  /* file name to react to; NULL: any *.yaml */
+};
+
+struct reloader {
+	struct envfs *fs;
+	int ifd;                     /* inotify */
+	int efd;                     /* eventfd: stop request or queued work */
+	struct watch *w;
+	size_t nw;
+	pthread_t thread;
+	bool started;
+	atomic_bool stop;
+	pthread_mutex_t qlock;       /* guards queue */
+	struct inval_list queue;
+};
+
+#define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | \
+		    IN_DELETE | IN_MODIFY)
+
+/* Watches the directory holding path (or path itself when is_dir) and
+ * remembers which names in it matter. */
+static int add_watch(struct reloader *r, const char *path, bool is_dir)
+{
+	char *dcopy = NULL, *bcopy = NULL;
+	const char *dir, *base = NULL;
+	struct watch *v;
+	int wd, err = 0;
+
+	if (is_dir) {
+		dir = path;
+	} else {
+		if (!(dcopy = strdup(path)) || !(bcopy = strdup(path))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		dir = dirname(dcopy);
+		base = basename(bcopy);
+	}
+	if ((wd = inotify_add_watch(r->ifd, dir, WATCH_MASK)) < 0) {
+		err = -errno;
+		fprintf(stderr, "primus-envfs: cannot watch %s: %s\n", dir, strerror(errno));
+		goto out;
+	}
+	if (!(v = realloc(r->w, (r->nw + 1) * sizeof(*v)))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	r->w = v;
+	v[r->nw].wd = wd;
+	v[r->nw].name = NULL;
+	if (base && !(v[r->nw].name = strdup(base))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	r->nw++;
+out:
+	free(dcopy);
+	free(bcopy);
+	return err;
+}
+
+int reloader_new(struct envfs *fs, struct reloader **out)
+{
+	const struct envfs_inputs *in = &fs->opts->ci.in;
+	struct reloader *r = calloc(1, sizeof(*r));
+	size_t i;
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	r->fs = fs;
+	r->efd = -1;
+	pthread_mutex_init(&r->qlock, NULL);
+	atomic_init(&r->stop, false);
+	if ((r->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0 ||
+	    (r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+		err = -errno;
+		fprintf(stderr, "primus-envfs: cannot watch the inputs: %s\n", strerror(errno));
+		goto out;
+	}
+	if ((err = add_watch(r, in->specs_dir, true)) < 0)
+		goto out;
+	if (in->config && (err = add_watch(r, in->config, false)) < 0)
+		goto out;
+	for (i = 0; i < in->ninherit; i++)
+		if ((err = add_watch(r, in->inherit[i], false)) < 0)
+			goto out;
+	*out = r;
+	r = NULL;
+out:
+	reloader_free(r);
+	return err;
+}
+
+static bool is_yaml(const char *name)
+{
+	size_t n = strlen(name);
+
+	return (n > 5 && !strcmp(name + n - 5, ".yaml")) ||
+	       (n > 4 && !strcmp(name + n - 4, ".yml"));
+}
+
+static bool event_matters(const struct reloader *r, const struct inotify_event *ev)
+{
+	size_t i;
+
+	if (ev->mask & IN_Q_OVERFLOW)
+		return true;     /* events were lost: reload to be sure */
+	if (!ev->len)
+		return false;
+	for (i = 0; i < r->nw; i++) {
+		if (r->w[i].wd != ev->wd)
+			continue;
+		if (r->w[i].name ? !strcmp(r->w[i].name, ev->name) : is_yaml(ev->name))
+			return true;
+	}
+	return false;
+}
+
+/* Reads every pending event; returns how many name a watched input. */
+static int drain_events(struct reloader *r)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int hits = 0;
+
+	for (;;) {
+		ssize_t n = read(r->ifd, buf, sizeof(buf));
+		char *p;
+
+		if (n <= 0)
+			return hits;   /* EAGAIN: drained */
+		for (p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+
+			hits += event_matters(r, ev);
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Waits until the burst is over: RELOAD_QUIET_MS without an event, or
+ * RELOAD_MAX_DEBOUNCE_MS after the first one. */
+static void debounce(struct reloader *r)
+{
+	long deadline = now_ms() + RELOAD_MAX_DEBOUNCE_MS;
+	struct pollfd p = { .fd = r->ifd, .events = POLLIN };
+
+	for (;;) {
+		long left = deadline - now_ms();
+
+		if (left <= 0)
+			return;
+		if (poll(&p, 1, left < RELOAD_QUIET_MS ? (int)left : RELOAD_QUIET_MS) <= 0)
+			return;
+		drain_events(r);
+	}
+}
+
+static void send_queued(struct reloader *r)
+{
+	struct inval_list l;
+
+	pthread_mutex_lock(&r->qlock);
+	l = r->queue;
+	memset(&r->queue, 0, sizeof(r->queue));
+	pthread_mutex_unlock(&r->qlock);
+	if (l.n && !r->fs->opts->noinval)
+		inval_send(r->fs->se, &l);
+	inval_list_release(&l);
+}
+
+static void *reloader_main(void *arg)
+{
+	struct reloader *r = arg;
+	struct pollfd p[2] = {
+		{ .fd = r->ifd, .events = POLLIN },
+		{ .fd = r->efd, .events = POLLIN },
+	};
+
+	while (!atomic_load(&r->stop)) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "primus-envfs: watching the inputs: %s\n",
+				strerror(errno));
+			break;
+		}
+		if (p[1].revents) {
+			uint64_t v;
+
+			if (read(r->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				break;
+			if (atomic_load(&r->stop))
+				break;
+			send_queued(r);
+		}
+		if (p[0].revents && drain_events(r) > 0) {
+			debounce(r);
+			/* A failed load is reported through status and
+			 * diagnostics; the thread goes on watching. */
+			envfs_reload(r->fs);
+		}
+	}
+	return NULL;
+}
+
+int reloader_start(struct reloader *r)
+{
+	sigset_t all, old;
+	int err;
+
+	/* Termination signals belong to the FUSE loop's thread, which exits
+	 * the session on them; this thread must not swallow them. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = -pthread_create(&r->thread, NULL, reloader_main, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err < 0) {
+		fprintf(stderr, "primus-envfs: cannot start the reload thread: %s\n",
+			strerror(-err));
+		return err;
+	}
+	r->started = true;
+	return 0;
+}
+
+static void wake(struct reloader *r)
+{
+	uint64_t one = 1;
+
+	/* The counter cannot overflow in practice; a full eventfd is still
+	 * readable, so the thread wakes either way. */
+	if (write(r->efd, &one, sizeof(one)) < 0)
+		return;
+}
+
+int reloader_queue(struct reloader *r, struct inval_list *l)
+{
+	size_t i;
+	int err = 0;
+
+	pthread_mutex_lock(&r->qlock);
+	for (i = 0; i < l->n && err == 0; i++) {
+		const struct inval_item *it = &l->v[i];
+
+		err = it->parent ? inval_add_entry(&r->queue, it->parent, it->name,
+						   it->name_len)
+				 : inval_add_inode(&r->queue, it->ino);
+	}
+	pthread_mutex_unlock(&r->qlock);
+	inval_list_release(l);
+	wake(r);
+	return err;
+}
+
+void reloader_free(struct reloader *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	if (r->started) {
+		atomic_store(&r->stop, true);
+		wake(r);
+		pthread_join(r->thread, NULL);
+	}
+	if (r->ifd >= 0)
+		close(r->ifd);
+	if (r->efd >= 0)
+		close(r->efd);
+	for (i = 0; i < r->nw; i++)
+		free(r->w[i].name);
+	free(r->w);
+	inval_list_release(&r->queue);
+	pthread_mutex_destroy(&r->qlock);
+	free(r);
+}

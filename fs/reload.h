@@ -1,0 +1,46 @@
+/* reload: loading the inputs into an epoch, and the thread that watches
+ * them (SPEC 6.4).
+ *
+ * inotify watches the directories holding the config, the specs and each
+ * --inherit file, filtered by name, so an editor that writes a new file
+ * and renames it over the old one is seen like an in-place write. Events
+ * are debounced briefly, the inputs re-resolved, the new epoch published,
+ * and the kernel told precisely what went stale. A load that fails keeps
+ * the last good resolution; status and diagnostics say why. */
+#ifndef ENVFS_RELOAD_H
+#define ENVFS_RELOAD_H
+
+#include "envfs.h"
+#include "inval.h"
+
+/* Debounce: a burst of events (truncate, write, close) is one reload.
+ * Quiet gap and cap keep a change visible well within SPEC's 100 ms. */
+#define RELOAD_QUIET_MS 5
+#define RELOAD_MAX_DEBOUNCE_MS 20
+
+/* The first load, before mounting. On success publishes generation 1 into
+ * fs->state (initialising it) and returns 0. On failure prints one line
+ * per error diagnostic to stderr and returns a negative errno. */
+int envfs_load_initial(struct envfs *fs);
+
+/* Loads the inputs again and publishes the result (or the failure's
+ * reason), sending invalidations unless -o noinval. Runs on the reload
+ * thread; never call it from a request handler. Returns 0 when the inputs
+ * loaded, else the load's negative errno (the old resolution stays). */
+int envfs_reload(struct envfs *fs);
+
+struct reloader;
+
+/* Sets up the inotify watches (before the first load, so no edit between
+ * load and watch is missed). *out is caller-owned: reloader_free(). */
+int reloader_new(struct envfs *fs, struct reloader **out);
+/* Starts the thread; call after fuse_daemonize (threads do not survive
+ * its fork). Returns 0 or a negative errno. */
+int reloader_start(struct reloader *r);
+/* Hands invalidations to the thread to send (for changes published from
+ * a request handler). Takes l's contents; l is left empty. */
+int reloader_queue(struct reloader *r, struct inval_list *l);
+/* Stops and joins the thread (if started) and frees r. NULL is a no-op. */
+void reloader_free(struct reloader *r);
+
+#endif
