@@ -417,7 +417,11 @@ static int check_value_type(struct ctx *c, const char *name,
 			      "YAML; primus-envfs uses the text ", name);
 	if (!err)
 		err = add_quoted(&msg, v->str, v->len);
-	if (!err && e == 0) {
+	if (!err && e == 0 && py.len == v->len && !memcmp(py.buf, v->str, v->len)) {
+		/* Same text today, but the backend may get a non-string. */
+		err = sb_adds(&msg, " and Primus would export the same text "
+			      "after str()");
+	} else if (!err && e == 0) {
 		err = sb_adds(&msg, " but Primus would export ");
 		if (!err)
 			err = add_quoted(&msg, py.buf, py.len);
