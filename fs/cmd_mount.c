@@ -1,9 +1,139 @@
-/* placeholder until the FUSE adapter lands */
+/* cmd_mount: primus-envfs [INPUTS] [-f] [-o OPTS] MOUNTPOINT
+ *
+ *   $ primus-envfs --config exp.yaml /mnt/primus
+ *   $ cat /mnt/primus/env/maxtext/gfx950/env_file
+ *
+ * Order matters: the inputs are watched before the first load (no edit
+ * is missed), loaded before mounting (a bad start fails with the reasons
+ * on the terminal), and the session is mounted before daemonizing (mount
+ * errors still reach the terminal); threads start after the fork. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
 #include "commands.h"
+#include "envfs.h"
+#include "ll_ops.h"
+#include "reload.h"
+
+#define FUSE_SUPER_MAGIC 0x65735546
+
+/* One line for the usual mistakes, before libfuse adds its own words. */
+static int check_mountpoint(const char *mp)
+{
+	char parent[4096];
+	struct stat st, pst;
+	struct statfs sfs;
+
+	if (stat(mp, &st) < 0) {
+		int err = errno;
+
+		fprintf(stderr, "primus-envfs: cannot mount on %s: %s%s\n", mp, strerror(err),
+			err == ENOTCONN ? " (a dead mount: run fusermount3 -u on it)" : "");
+		return -err;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "primus-envfs: cannot mount on %s: %s\n", mp,
+			strerror(ENOTDIR));
+		return -ENOTDIR;
+	}
+	/* Another FUSE filesystem (likely a running primus-envfs) already
+	 * mounted right here: stacking a second one would hide it. */
+	snprintf(parent, sizeof(parent), "%s/..", mp);
+	if (stat(parent, &pst) == 0 && statfs(mp, &sfs) == 0 &&
+	    (st.st_dev != pst.st_dev || st.st_ino == pst.st_ino) &&
+	    sfs.f_type == FUSE_SUPER_MAGIC) {
+		fprintf(stderr, "primus-envfs: cannot mount on %s: %s (a FUSE "
+			"filesystem is already mounted there)\n", mp, strerror(EBUSY));
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static int run_loop(struct fuse_session *se, bool single_thread)
+{
+	struct fuse_loop_config *cfg;
+	int res;
+
+	if (single_thread)
+		return fuse_session_loop(se);
+	if (!(cfg = fuse_loop_cfg_create()))
+		return -ENOMEM;
+	res = fuse_session_loop_mt(se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	return res;
+}
+
 int cmd_mount(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	fprintf(stderr, "primus-envfs: mounting is not built yet\n");
-	return 2;
+	struct mount_opts mo;
+	struct envfs fs;
+	struct fuse_session *se = NULL;
+	bool state_ready = false, handlers = false, mounted = false;
+	int cwd = -1, ret = 2, res;
+
+	memset(&fs, 0, sizeof(fs));
+	pthread_mutex_init(&fs.ov_lock, NULL);
+	pthread_mutex_init(&fs.publish_lock, NULL);
+	if (mount_opts_parse(&mo, argc, argv) < 0 || inputs_finish(&mo.ci) < 0 ||
+	    check_mountpoint(mo.mountpoint) < 0)
+		goto out;
+	fs.opts = &mo;
+	fs.uid = getuid();
+	fs.gid = getgid();
+	if (tree_new(&fs.tree) < 0) {
+		fprintf(stderr, "primus-envfs: %s\n", strerror(ENOMEM));
+		goto out;
+	}
+	if (reloader_new(&fs, &fs.reloader) < 0 || envfs_load_initial(&fs) < 0)
+		goto out;
+	state_ready = true;
+	/* libfuse prints its own reason when these fail. */
+	if (!(se = fuse_session_new(&mo.fargs, &envfs_ll_ops, sizeof(envfs_ll_ops), &fs)))
+		goto out;
+	if (fuse_set_signal_handlers(se) != 0)
+		goto out;
+	handlers = true;
+	if (fuse_session_mount(se, mo.mountpoint) != 0)
+		goto out;
+	mounted = true;
+	fs.se = se;
+	/* fuse_daemonize moves to /, but inputs named relative to where we
+	 * started are reloaded and shown as given, so come back. */
+	cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fuse_daemonize(mo.foreground) != 0)
+		goto out;
+	if (cwd >= 0 && fchdir(cwd) < 0)
+		fprintf(stderr, "primus-envfs: cannot return to the start directory: %s\n",
+			strerror(errno));
+	if (reloader_start(fs.reloader) < 0)
+		goto out;
+	res = run_loop(se, mo.single_thread);
+	/* A signal ends the loop with its (positive) number: a clean exit. */
+	ret = res < 0 ? 1 : 0;
+out:
+	/* The reload thread sends notifications on se: stop it first. */
+	reloader_free(fs.reloader);
+	if (mounted)
+		fuse_session_unmount(se);
+	if (handlers)
+		fuse_remove_signal_handlers(se);
+	if (se)
+		fuse_session_destroy(se);
+	if (cwd >= 0)
+		close(cwd);
+	if (state_ready)
+		state_release(&fs.state);
+	world_free(fs.world);
+	override_set_release(&fs.ov);
+	tree_free(fs.tree);
+	pthread_mutex_destroy(&fs.ov_lock);
+	pthread_mutex_destroy(&fs.publish_lock);
+	mount_opts_release(&mo);
+	return ret;
 }

@@ -163,6 +163,7 @@ int envfs_reload(struct envfs *fs)
 	struct inval_list l = INVAL_LIST_INIT;
 	struct load ld = { 0 };
 	struct epoch *prev, *next = NULL, *old;
+	struct world *old_world = NULL;
 	int err, lerr;
 
 	pthread_mutex_lock(&fs->publish_lock);
@@ -189,7 +190,7 @@ int envfs_reload(struct envfs *fs)
 	    (err = inval_add_inode(&l, INO_DIAGNOSTICS)) < 0)
 		goto out;
 	if (lerr == 0) {
-		world_free(fs->world);
+		old_world = fs->world;
 		fs->world = ld.world;
 		ld.world = NULL;
 	}
@@ -200,6 +201,8 @@ int envfs_reload(struct envfs *fs)
 	 * for the whole timeout. Handlers never wait on us, so this is short. */
 	epoch_wait_idle(old, 100);
 	epoch_unref(old);
+	/* Freed only now: snapshots may borrow strings from their world. */
+	world_free(old_world);
 	if (!fs->opts->noinval && fs->se)
 		inval_send(fs->se, &l);
 	err = lerr;

@@ -25,6 +25,15 @@ static int epoch_alloc(size_t ndirs, struct epoch **out)
 	return 0;
 }
 
+static int dir_sort_cmp(const void *a, const void *b)
+{
+	const struct snapshot *x = ((const struct epoch_dir *)a)->snap;
+	const struct snapshot *y = ((const struct epoch_dir *)b)->snap;
+	int c = strcmp(x->backend, y->backend);
+
+	return c ? c : strcmp(x->arch, y->arch);
+}
+
 int epoch_from_resolution(const struct resolution *r, struct epoch **out)
 {
 	struct epoch *e;
@@ -38,6 +47,9 @@ int epoch_from_resolution(const struct resolution *r, struct epoch **out)
 		e->dirs[i].snap = snapshot_ref(r->dirs[i]);
 		e->ndirs++;
 	}
+	/* Lookups binary-search (backend, arch) in byte order; the resolver
+	 * keeps each spec's own arch order, so sort here. */
+	qsort(e->dirs, e->ndirs, sizeof(*e->dirs), dir_sort_cmp);
 	/* Digests go into status on every load, so render them now. */
 	for (i = 0; i < e->ndirs; i++) {
 		if ((err = epoch_view(&e->dirs[i], VIEW_DIGEST, &b)) < 0)

@@ -360,26 +360,22 @@ static int check_key(struct ctx *c, const struct ynode *k)
 	if (k->kind != YN_SCALAR) {
 		err = diag(c, DIAG_ERROR, k, "env: key is a %s, not a variable "
 			   "name; skipped", ynode_kind_name(k->kind));
-		return err < 0 ? err : 0;
-	}
-	if (k->len == 0) {
+	} else if (k->len == 0) {
 		err = diag(c, DIAG_ERROR, k, "env: key is empty; skipped");
-		return err < 0 ? err : 0;
-	}
-	if (memchr(k->str, '=', k->len) || memchr(k->str, '\0', k->len)) {
+	} else if (memchr(k->str, '=', k->len) || memchr(k->str, '\0', k->len)) {
 		if ((err = add_quoted(&q, k->str, k->len)) < 0)
 			goto out;
 		err = diag(c, DIAG_ERROR, k, "env: key %s contains '%s'; a "
 			   "variable name cannot; skipped", sb_str(&q),
 			   memchr(k->str, '=', k->len) ? "=" : "\\0");
-		goto out;
+	} else {
+		err = check_key_type(c, k);
+		if (err == 0)
+			err = 1;
 	}
-	if ((err = check_key_type(c, k)) < 0)
-		return err;
-	return 1;
 out:
 	sb_release(&q);
-	return err < 0 ? err : 0;
+	return err;
 }
 
 /* Warns about a value PyYAML would not load as a string; the text as

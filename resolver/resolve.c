@@ -998,11 +998,14 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 		n++;
 	}
 	s->nvars = n;
-	/* Names and sources borrowed from the world must outlive it. */
+	/* Names, literal values and sources borrowed from the world and the
+	 * overrides must outlive both. */
 	for (k = 0; k < n; k++) {
 		struct snap_var *sv = &s->vars[k];
 
 		if (!(sv->name = arena_strndup(s->arena, sv->name, sv->name_len)) ||
+		    (sv->value && !(sv->value = arena_strndup(s->arena, sv->value,
+							      sv->value_len))) ||
 		    (sv->source && !(sv->source = arena_strdup(s->arena, sv->source))) ||
 		    (sv->note && !(sv->note = arena_strdup(s->arena, sv->note))))
 			goto out;

@@ -1,9 +1,826 @@
-/* Rule checks over a resolved directory (to be completed). */
+/* Rule checks over one resolved directory (SPEC sections 4 and 9, issue 3):
+ *
+ *  - typed validation of every set value (bool with torch_fl's spellings,
+ *    int with bounds, enum, comma list), with the variable's effective
+ *    meaning added to its explain lines;
+ *  - owned prefixes: a name in a spec's owned_prefix that is neither
+ *    declared, nor in a dynamic family, nor retired, with a did-you-mean;
+ *  - retired names: silent, explained;
+ *  - per-arch pins: a set value contradicting a forced one is an error;
+ *  - the specs' cross-variable `rules:`.
+ *
+ * Runs on a snapshot under construction (not yet published), so it may
+ * replace the explain strings of s->vars; everything it allocates for the
+ * snapshot comes from s->arena. Diagnostics are added to s->diags. */
 #include "resolve_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "expr.h"
+
+struct vctx {
+	const struct spec_set *set;
+	const struct spec *backend;
+	const struct spec *runner;      /* NULL: the backend does not use it */
+	struct snapshot *s;
+	struct strbuf *ex;              /* per s->vars[i]: explain lines to append */
+};
+
+/* Where a variable's type comes from, for the wording of messages. */
+struct tinfo {
+	const struct vtype_def *t;
+	const struct spec *spec;        /* NULL when from the catalog */
+	const struct spec_var *sv;
+	const struct catalog_entry *ce;
+};
+
+/* ---- small text helpers ------------------------------------------------ */
+
+/* torch_fl's boolean spellings: 1 on, 0 off, -1 not a boolean. */
+static int bool_parse(const char *v, size_t n)
+{
+	static const char *const on[] = { "1", "true", "on", "yes" };
+	static const char *const off[] = { "0", "false", "off", "no" };
+	size_t k;
+
+	for (k = 0; k < 4; k++) {
+		if (strlen(on[k]) == n && !strncasecmp(v, on[k], n))
+			return 1;
+		if (strlen(off[k]) == n && !strncasecmp(v, off[k], n))
+			return 0;
+	}
+	return -1;
+}
+
+/* A whole decimal integer with optional sign: 0, -EINVAL when the text is
+ * not one, -ERANGE when it does not fit a long long. */
+static int int_parse(const char *v, size_t n, long long *out)
+{
+	unsigned long long acc = 0, lim = (unsigned long long)LLONG_MAX;
+	bool neg = false;
+	size_t i = 0;
+
+	if (i < n && (v[i] == '+' || v[i] == '-'))
+		neg = v[i++] == '-';
+	if (i == n)
+		return -EINVAL;
+	if (neg)
+		lim++;
+	for (; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return -EINVAL;
+		if (acc > (lim - (unsigned long long)(v[i] - '0')) / 10)
+			return -ERANGE;
+		acc = acc * 10 + (unsigned long long)(v[i] - '0');
+	}
+	if (neg)
+		*out = acc == (unsigned long long)LLONG_MAX + 1 ? LLONG_MIN : -(long long)acc;
+	else
+		*out = (long long)acc;
+	return 0;
+}
+
+static bool in_values(const struct vtype_def *t, const char *v, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < t->nvalues; k++)
+		if (strlen(t->values[k]) == n && !memcmp(t->values[k], v, n))
+			return true;
+	return false;
+}
+
+/* Optimal string alignment distance (a transposition costs 1, so
+ * DISAPTCH finds DISPATCH). Names are short; longer inputs are "far". */
+static size_t edit_distance(const char *a, size_t n, const char *b, size_t m)
+{
+	enum { MAXLEN = 128 };
+	size_t d[3][MAXLEN + 1], i, j;
+
+	if (n > MAXLEN || m > MAXLEN)
+		return (size_t)-1;
+	for (j = 0; j <= m; j++)
+		d[0][j] = j;
+	for (i = 1; i <= n; i++) {
+		size_t *cur = d[i % 3], *prev = d[(i - 1) % 3], *pp = d[(i + 1) % 3];
+
+		cur[0] = i;
+		for (j = 1; j <= m; j++) {
+			size_t cost = a[i - 1] != b[j - 1], best = prev[j - 1] + cost;
+
+			if (prev[j] + 1 < best)
+				best = prev[j] + 1;
+			if (cur[j - 1] + 1 < best)
+				best = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    pp[j - 2] + 1 < best)
+				best = pp[j - 2] + 1;
+			cur[j] = best;
+		}
+	}
+	return d[n % 3][m];
+}
+
+/* Close enough to be a plausible misspelling of what the user meant. */
+static bool close_enough(size_t dist, size_t len)
+{
+	size_t lim = len / 3 > 2 ? len / 3 : 2;
+
+	return dist <= lim;
+}
+
+/* Appends the value as it may appear in a one-line message: redacted when
+ * secret, control bytes escaped, very long values cut. */
+static int add_shown(struct strbuf *sb, const struct snap_var *v)
+{
+	enum { SHOWN_MAX = 120 };
+	size_t i, n;
+	int err = 0;
+
+	if (v->secret)
+		return sb_adds(sb, "<redacted>");
+	n = v->value_len < SHOWN_MAX ? v->value_len : SHOWN_MAX;
+	for (i = 0; i < n && !err; i++) {
+		unsigned char c = (unsigned char)v->value[i];
+
+		err = c < 0x20 || c == 0x7f ? sb_addf(sb, "\\x%02x", c) : sb_addc(sb, (char)c);
+	}
+	if (!err && n < v->value_len)
+		err = sb_adds(sb, "...");
+	return err;
+}
+
+/* "NAME=value" with the value shown as add_shown() does. */
+static int add_assign(struct strbuf *sb, const struct snap_var *v)
+{
+	int err = sb_add(sb, v->name, v->name_len);
+
+	if (!err)
+		err = sb_addc(sb, '=');
+	return err ? err : add_shown(sb, v);
+}
+
+/* Who reads a variable whose type comes from ti, for messages. */
+static const char *reader(const struct tinfo *ti)
+{
+	if (ti->spec && ti->spec->backend)
+		return ti->spec->backend;
+	return NULL;
+}
+
+/* ---- diagnostics ------------------------------------------------------- */
+
+/* A diagnostic placed at a var->source-like "file:line" (or a bare place
+ * such as "cli"), so a user-supplied value points at where it was given. */
+static int diag_at_source(struct vctx *c, enum diag_sev sev, const char *source,
+			  const char *msg)
+{
+	const char *colon;
+	unsigned line = 0;
+	char *file;
+	int err;
+
+	if (!source)
+		return diag_add(&c->s->diags, sev, NULL, 0, 0, "%s", msg);
+	colon = strrchr(source, ':');
+	if (colon && colon[1] && colon > source) {
+		const char *p = colon + 1;
+		unsigned long l = 0;
+
+		while (*p >= '0' && *p <= '9' && l < 100000000)
+			l = l * 10 + (unsigned long)(*p++ - '0');
+		if (!*p) {
+			line = (unsigned)l;
+			if (!(file = xstrndup(source, (size_t)(colon - source))))
+				return -ENOMEM;
+			err = diag_add(&c->s->diags, sev, file, line, 0, "%s", msg);
+			free(file);
+			return err;
+		}
+	}
+	return diag_add(&c->s->diags, sev, source, 0, 0, "%s", msg);
+}
+
+static int explain_add(struct vctx *c, size_t idx, const char *line)
+{
+	int err = sb_adds(&c->ex[idx], line);
+
+	return err ? err : sb_addc(&c->ex[idx], '\n');
+}
+
+/* The message goes to both the diagnostics and the variable's explain, so
+ * `check` and `explain` say the same thing. */
+static int report(struct vctx *c, size_t idx, enum diag_sev sev, const struct strbuf *msg)
+{
+	int err = diag_at_source(c, sev, c->s->vars[idx].source, sb_str(msg));
+
+	return err ? err : explain_add(c, idx, sb_str(msg));
+}
+
+/* ---- types ------------------------------------------------------------- */
+
+/* The entry of sp giving name a type: one that applies to arch first (a
+ * name may have per-arch entries), else any, since a declaration for
+ * another arch still says what the name means. */
+static const struct spec_var *spec_typed(const struct spec *sp, const char *name,
+					 const char *arch)
+{
+	const struct spec_var *any = NULL;
+	size_t k;
+
+	if (!sp)
+		return NULL;
+	for (k = 0; k < sp->nvars; k++) {
+		const struct spec_var *v = &sp->vars[k];
+
+		if (v->type.type == VT_NONE || strcmp(v->name, name))
+			continue;
+		if (spec_var_applies_to_arch(v, arch))
+			return v;
+		if (!any)
+			any = v;
+	}
+	return any;
+}
+
+/* Backend spec, then runner, then catalog. False when nothing types name. */
+static bool find_type(const struct vctx *c, const char *name, struct tinfo *ti)
+{
+	const struct spec_var *sv;
+
+	memset(ti, 0, sizeof(*ti));
+	if ((sv = spec_typed(c->backend, name, c->s->arch))) {
+		ti->spec = c->backend;
+	} else if ((sv = spec_typed(c->runner, name, c->s->arch))) {
+		ti->spec = c->runner;
+	} else {
+		if (!c->set || !(ti->ce = spec_set_catalog(c->set, name)) ||
+		    ti->ce->type.type == VT_NONE)
+			return false;
+		ti->t = &ti->ce->type;
+		return true;
+	}
+	ti->sv = sv;
+	ti->t = &sv->type;
+	return true;
+}
+
+static bool valid_default(const struct vtype_def *t, const char *d)
+{
+	long long x;
+	size_t n = strlen(d);
+
+	switch (t->type) {
+	case VT_BOOL:
+		return bool_parse(d, n) >= 0;
+	case VT_INT:
+		return !int_parse(d, n, &x) && (!t->has_min || x >= t->min) &&
+		       (!t->has_max || x <= t->max);
+	case VT_ENUM:
+		return in_values(t, d, n);
+	default:
+		return n > 0;
+	}
+}
+
+/* The default that applies when the value is ignored: the spec default
+ * the run's value shadowed, else the typing entry's value, else the
+ * catalog's documented default; only when it is a valid value of the type
+ * (the catalog also documents defaults such as "per-model"). NULL when
+ * unknown. A value that itself comes from a spec is the default, so it
+ * has none to fall back on. */
+static const char *default_of(const struct snap_var *v, const struct tinfo *ti)
+{
+	const char *d = NULL;
+
+	if (v->layer == LAYER_BACKEND || v->layer == LAYER_RUNNER)
+		return NULL;
+	if (v->def)
+		d = v->def;
+	else if (ti->sv && ti->sv->value && !ti->sv->when)
+		d = ti->sv->value;
+	else if (ti->ce && ti->ce->def)
+		d = ti->ce->def;
+	if (!d || !*d || !valid_default(ti->t, d))
+		return NULL;
+	return d;
+}
+
+/* Appends "; <reader> warns once and the default (on) applies" or the
+ * like. A type with invalid: error means the reader refuses the value, so
+ * nothing "applies" then. */
+static int add_fallback(struct strbuf *sb, const struct snap_var *v, const struct tinfo *ti,
+			bool warns_once)
+{
+	const char *d = default_of(v, ti);
+	const char *who = reader(ti);
+	int err;
+
+	if (ti->t->invalid == DIAG_ERROR)
+		return 0;
+	err = sb_adds(sb, "; ");
+	if (!err && warns_once && who)
+		err = sb_addf(sb, "%s warns once and ", who);
+	if (err)
+		return err;
+	if (!d)
+		return sb_adds(sb, "the default applies");
+	if (v->secret)
+		return sb_adds(sb, "the default (<redacted>) applies");
+	if (ti->t->type == VT_BOOL)
+		return sb_addf(sb, "the default (%s) applies",
+			       bool_parse(d, strlen(d)) ? "on" : "off");
+	return sb_addf(sb, "the default (%s) applies", d);
+}
+
+static int check_bool(struct vctx *c, size_t idx, const struct tinfo *ti, struct strbuf *m)
+{
+	const struct snap_var *v = &c->s->vars[idx];
+	int b = bool_parse(v->value, v->value_len);
+	int err;
+
+	if (b >= 0) {
+		if (v->secret)
+			return 0;
+		if ((err = add_assign(m, v)) || (err = sb_addf(m, " means %s", b ? "on" : "off")))
+			return err;
+		return explain_add(c, idx, sb_str(m));
+	}
+	if ((err = add_assign(m, v)) ||
+	    (err = sb_adds(m, " is not a boolean (1 true on yes / 0 false off no, any case)")) ||
+	    (err = add_fallback(m, v, ti, true)))
+		return err;
+	return report(c, idx, ti->t->invalid, m);
+}
+
+static int check_int(struct vctx *c, size_t idx, const struct tinfo *ti, struct strbuf *m)
+{
+	const struct vtype_def *t = ti->t;
+	const struct snap_var *v = &c->s->vars[idx];
+	long long x = 0;
+	int perr = int_parse(v->value, v->value_len, &x), err;
+	bool low, high;
+
+	if ((err = add_assign(m, v)))
+		return err;
+	if (perr == -EINVAL) {
+		err = sb_adds(m, " is not a whole decimal integer");
+		if (!err && t->has_min && t->has_max)
+			err = sb_addf(m, " (expected %lld-%lld)", t->min, t->max);
+		else if (!err && t->has_min)
+			err = sb_addf(m, " (expected at least %lld)", t->min);
+		else if (!err && t->has_max)
+			err = sb_addf(m, " (expected at most %lld)", t->max);
+		return err ? err : report(c, idx, t->invalid, m);
+	}
+	/* An integer too large for long long is past any bound in its sign's
+	 * direction. */
+	low = t->has_min && (perr ? v->value[0] == '-' : x < t->min);
+	high = t->has_max && (perr ? v->value[0] != '-' : x > t->max);
+	if (!low && !high) {
+		if (!perr)
+			return 0;
+		err = sb_adds(m, " is too large to be an integer");
+	} else if (t->has_min && t->has_max) {
+		err = sb_addf(m, " is outside %lld-%lld", t->min, t->max);
+	} else if (low) {
+		err = sb_addf(m, " is below the minimum %lld", t->min);
+	} else {
+		err = sb_addf(m, " is above the maximum %lld", t->max);
+	}
+	/* A spec note on a bounded parameter says what the bound prevents
+	 * (XLA_GPU_AUTOTUNE_LEVEL: NaN loss), which is the point of the
+	 * message; the catalog's description would only restate the name. */
+	if (!err && ti->sv && ti->sv->note)
+		err = sb_addf(m, " (%s)", ti->sv->note);
+	return err ? err : report(c, idx, t->invalid, m);
+}
+
+static int add_values(struct strbuf *sb, const struct vtype_def *t)
+{
+	size_t k;
+	int err = 0;
+
+	for (k = 0; k < t->nvalues && !err; k++)
+		err = sb_addf(sb, "%s%s", k ? " " : "", t->values[k]);
+	return err;
+}
+
+static int check_enum(struct vctx *c, size_t idx, const struct tinfo *ti, struct strbuf *m)
+{
+	const struct snap_var *v = &c->s->vars[idx];
+	int err;
+
+	if (in_values(ti->t, v->value, v->value_len))
+		return 0;
+	if ((err = add_assign(m, v)) || (err = sb_adds(m, " is not one of: ")) ||
+	    (err = add_values(m, ti->t)) || (err = add_fallback(m, v, ti, false)))
+		return err;
+	return report(c, idx, ti->t->invalid, m);
+}
+
+/* Each non-empty, trimmed entry of a comma list must be a known one; one
+ * diagnostic per unknown entry, as torch_fl reports each once. */
+static int check_list(struct vctx *c, size_t idx, const struct tinfo *ti, struct strbuf *m)
+{
+	const struct snap_var *v = &c->s->vars[idx];
+	size_t pos = 0, n = v->value_len;
+	bool done = false;
+	int err = 0;
+
+	if (!ti->t->nvalues)
+		return 0;
+	while (!done && !err) {
+		const char *q = memchr(v->value + pos, ',', n - pos);
+		const char *a = v->value + pos, *b = q ? q : v->value + n;
+		const char *best = NULL;
+		size_t bestd = (size_t)-1, k;
+
+		done = !q;
+		pos = (size_t)(b - v->value) + 1;
+		while (a < b && (*a == ' ' || *a == '\t'))
+			a++;
+		while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+			b--;
+		if (a == b || in_values(ti->t, a, (size_t)(b - a)))
+			continue;
+		for (k = 0; k < ti->t->nvalues; k++) {
+			const char *cand = ti->t->values[k];
+			size_t d = edit_distance(a, (size_t)(b - a), cand, strlen(cand));
+
+			if (d < bestd) {
+				bestd = d;
+				best = cand;
+			}
+		}
+		sb_reset(m);
+		err = sb_add(m, v->name, v->name_len);
+		if (!err && v->secret)
+			err = sb_adds(m, ": unknown entry <redacted> (known: ");
+		else if (!err)
+			err = sb_addf(m, ": unknown entry '%.*s' (known: ", (int)(b - a), a);
+		if (!err && !(err = add_values(m, ti->t)))
+			err = sb_addc(m, ')');
+		if (!err && !v->secret && best && close_enough(bestd, (size_t)(b - a)))
+			err = sb_addf(m, "; did you mean '%s'?", best);
+		if (!err)
+			err = report(c, idx, ti->t->invalid, m);
+	}
+	return err;
+}
+
+static int check_type(struct vctx *c, size_t idx)
+{
+	const struct snap_var *v = &c->s->vars[idx];
+	struct strbuf m = STRBUF_INIT;
+	struct tinfo ti;
+	int err = 0;
+
+	if (!v->set || !v->value || !find_type(c, v->name, &ti))
+		return 0;
+	if (ti.t->type == VT_NONE || ti.t->type == VT_STRING || ti.t->type == VT_PATH)
+		return 0;
+	if (!v->value_len) {
+		/* torch_fl's rule, applied to every type: an empty value is
+		 * unset (so `X=${UNSET}` does not override a default). */
+		const char *d = default_of(v, &ti);
+
+		if ((err = sb_add(&m, v->name, v->name_len)) ||
+		    (err = sb_adds(&m, " is empty: treated as unset")))
+			goto out;
+		if (d && v->secret)
+			err = sb_adds(&m, ", so the default applies");
+		else if (d && ti.t->type == VT_BOOL)
+			err = sb_addf(&m, ", so the default %s applies",
+				      bool_parse(d, strlen(d)) ? "on" : "off");
+		else if (d)
+			err = sb_addf(&m, ", so the default %s applies", d);
+		if (!err)
+			err = explain_add(c, idx, sb_str(&m));
+		goto out;
+	}
+	switch (ti.t->type) {
+	case VT_BOOL: err = check_bool(c, idx, &ti, &m); break;
+	case VT_INT:  err = check_int(c, idx, &ti, &m); break;
+	case VT_ENUM: err = check_enum(c, idx, &ti, &m); break;
+	case VT_LIST: err = check_list(c, idx, &ti, &m); break;
+	default: break;
+	}
+out:
+	sb_release(&m);
+	return err;
+}
+
+/* ---- owned prefixes and retired names ----------------------------------- */
+
+static const struct spec_retired *find_retired(const struct spec *sp, const char *name)
+{
+	size_t k;
+
+	if (!sp)
+		return NULL;
+	for (k = 0; k < sp->nretired; k++)
+		if (!strcmp(sp->retired[k].name, name))
+			return &sp->retired[k];
+	return NULL;
+}
+
+static bool declared(const struct spec *sp, const char *name)
+{
+	size_t k;
+
+	for (k = 0; k < sp->nvars; k++)
+		if (!strcmp(sp->vars[k].name, name))
+			return true;
+	return false;
+}
+
+static bool in_family(const struct spec *sp, const char *name)
+{
+	size_t k;
+
+	for (k = 0; k < sp->nfamilies; k++)
+		if (!strncmp(name, sp->families[k], strlen(sp->families[k])))
+			return true;
+	return false;
+}
+
+static int add_retired_text(struct strbuf *sb, const struct spec_retired *r)
+{
+	int err = 0;
+
+	if (r->replaced_by)
+		err = sb_addf(sb, "replaced by %s", r->replaced_by);
+	if (!err && r->note)
+		err = sb_addf(sb, "%s%s", r->replaced_by ? " (" : "", r->note);
+	if (!err && r->note && r->replaced_by)
+		err = sb_addc(sb, ')');
+	if (!err && !r->replaced_by && !r->note)
+		err = sb_adds(sb, "replaced by nothing");
+	return err;
+}
+
+static int explain_retired(struct vctx *c, size_t idx)
+{
+	const struct snap_var *v = &c->s->vars[idx];
+	const struct spec_retired *r = find_retired(c->backend, v->name);
+	struct strbuf m = STRBUF_INIT;
+	int err;
+
+	if (!r)
+		r = find_retired(c->runner, v->name);
+	if (!r || !v->set)
+		return 0;
+	if (!(err = sb_adds(&m, "retired: inert, nothing reads it; ")) &&
+	    !(err = add_retired_text(&m, r)))
+		err = explain_add(c, idx, sb_str(&m));
+	sb_release(&m);
+	return err;
+}
+
+/* The declared or retired name of sp closest to name, when close enough. */
+static const char *suggest(const struct spec *sp, const char *name,
+			   const struct spec_retired **as_retired)
+{
+	size_t n = strlen(name), best = (size_t)-1, k;
+	const char *pick = NULL;
+
+	*as_retired = NULL;
+	for (k = 0; k < sp->nvars; k++) {
+		size_t d = edit_distance(name, n, sp->vars[k].name, strlen(sp->vars[k].name));
+
+		if (d < best) {
+			best = d;
+			pick = sp->vars[k].name;
+		}
+	}
+	for (k = 0; k < sp->nretired; k++) {
+		size_t d = edit_distance(name, n, sp->retired[k].name,
+					 strlen(sp->retired[k].name));
+
+		if (d < best) {
+			best = d;
+			pick = sp->retired[k].name;
+			*as_retired = &sp->retired[k];
+		}
+	}
+	if (!pick || !close_enough(best, n)) {
+		*as_retired = NULL;
+		return NULL;
+	}
+	return pick;
+}
+
+static int check_owned(struct vctx *c, size_t idx, const struct spec *sp)
+{
+	const struct snap_var *v = &c->s->vars[idx];
+	const struct spec_retired *r;
+	struct strbuf m = STRBUF_INIT;
+	const char *sug;
+	int err;
+
+	if (!sp || !sp->owned_prefix || !v->set ||
+	    strncmp(v->name, sp->owned_prefix, strlen(sp->owned_prefix)))
+		return 0;
+	/* Declared by either spec of this directory counts: a backend may
+	 * declare a name in the runner's prefix (and vice versa). */
+	if (declared(sp, v->name) || in_family(sp, v->name) ||
+	    find_retired(c->backend, v->name) || find_retired(c->runner, v->name) ||
+	    (c->backend && declared(c->backend, v->name)) ||
+	    (c->runner && declared(c->runner, v->name)))
+		return 0;
+	err = sb_addf(&m, "%s is not a %s variable; nothing reads it.", v->name,
+		      sp->backend ? sp->backend : "runner");
+	if (!err && (sug = suggest(sp, v->name, &r))) {
+		err = sb_addf(&m, " Did you mean %s?", sug);
+		if (!err && r) {
+			if (!(err = sb_adds(&m, " (retired: ")) && !(err = add_retired_text(&m, r)))
+				err = sb_addc(&m, ')');
+		}
+	}
+	if (!err)
+		err = report(c, idx, DIAG_WARNING, &m);
+	sb_release(&m);
+	return err;
+}
+
+/* ---- pins ----------------------------------------------------------------- */
+
+/* True when an earlier entry of sp already pinned name on arch, so two
+ * entries of one name report once. */
+static bool pinned_before(const struct spec *sp, size_t upto, const char *name,
+			  const char *arch)
+{
+	size_t k, j;
+
+	for (k = 0; k < upto; k++) {
+		const struct spec_var *v = &sp->vars[k];
+
+		if (strcmp(v->name, name))
+			continue;
+		for (j = 0; j < v->npins; j++)
+			if (!strcmp(v->pins[j].arch, arch))
+				return true;
+	}
+	return false;
+}
+
+static ptrdiff_t var_index(const struct snapshot *s, const char *name)
+{
+	const struct snap_var *v = snapshot_find(s, name, strlen(name));
+
+	return v ? v - s->vars : -1;
+}
+
+static bool pin_agrees(const struct snap_var *v, const struct tinfo *ti, bool typed,
+		       const char *pin)
+{
+	if (typed && ti->t->type == VT_BOOL) {
+		int a = bool_parse(v->value, v->value_len), b = bool_parse(pin, strlen(pin));
+
+		/* A non-boolean is not the forced value either: the build
+		 * script refuses it. */
+		return a >= 0 && a == b;
+	}
+	return strlen(pin) == v->value_len && !memcmp(pin, v->value, v->value_len);
+}
+
+static int check_pins(struct vctx *c, const struct spec *sp)
+{
+	struct strbuf m = STRBUF_INIT;
+	size_t k, j;
+	int err = 0;
+
+	if (!sp)
+		return 0;
+	for (k = 0; k < sp->nvars && !err; k++) {
+		const struct spec_var *sv = &sp->vars[k];
+		const struct snap_var *v;
+		struct tinfo ti;
+		ptrdiff_t idx;
+		bool typed;
+
+		for (j = 0; j < sv->npins && strcmp(sv->pins[j].arch, c->s->arch); j++)
+			;
+		if (j == sv->npins || pinned_before(sp, k, sv->name, c->s->arch) ||
+		    (idx = var_index(c->s, sv->name)) < 0)
+			continue;
+		v = &c->s->vars[idx];
+		sb_reset(&m);
+		if ((err = sb_addf(&m, "pinned to %s on %s", sv->pins[j].value, c->s->arch)) ||
+		    (err = explain_add(c, (size_t)idx, sb_str(&m))))
+			break;
+		/* Empty is unset, and unset never contradicts. */
+		if (!v->set || !v->value || !v->value_len)
+			continue;
+		typed = find_type(c, sv->name, &ti);
+		if (pin_agrees(v, &ti, typed, sv->pins[j].value))
+			continue;
+		sb_reset(&m);
+		if (!(err = add_assign(&m, v)))
+			err = sb_addf(&m, " contradicts the value %s that %s forces on %s",
+				      sv->pins[j].value, sp->backend ? sp->backend : "the runner",
+				      c->s->arch);
+		if (!err)
+			err = report(c, (size_t)idx, DIAG_ERROR, &m);
+	}
+	sb_release(&m);
+	return err;
+}
+
+/* ---- rules ---------------------------------------------------------------- */
+
+/* Rules see what the run gets: set values only. */
+static int set_lookup(void *ctx, const char *name, size_t len, const char **val,
+		      size_t *vlen)
+{
+	const struct snap_var *v = snapshot_find(ctx, name, len);
+
+	if (!v || !v->set || !v->value)
+		return 0;
+	*val = v->value;
+	*vlen = v->value_len;
+	return 1;
+}
+
+static int check_rules(struct vctx *c, const struct spec *sp)
+{
+	size_t k;
+	int err = 0;
+
+	if (!sp)
+		return 0;
+	for (k = 0; k < sp->nrules && !err; k++) {
+		const struct spec_rule *r = &sp->rules[k];
+		struct expr *e = NULL;
+		char msg[160];
+		bool hit = false;
+
+		/* The loader already reported a condition that does not parse. */
+		if ((err = expr_parse(r->when, &e, msg, sizeof(msg))) < 0) {
+			err = err == -ENOMEM ? err : 0;
+			continue;
+		}
+		err = expr_eval(e, set_lookup, c->s, &hit, NULL);
+		expr_free(e);
+		if (!err && hit)
+			err = diag_add(&c->s->diags, r->sev, sp->display, r->line, r->col, "%s",
+				       r->message);
+	}
+	return err;
+}
+
+/* ---- driver --------------------------------------------------------------- */
+
+/* Appends the collected lines to each variable's explain text. */
+static int finish_explain(struct vctx *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->s->nvars; i++) {
+		struct snap_var *v = &c->s->vars[i];
+		size_t old = v->explain ? strlen(v->explain) : 0;
+		char *p;
+
+		if (!c->ex[i].len)
+			continue;
+		if (!(p = arena_alloc(c->s->arena, old + c->ex[i].len + 1)))
+			return -ENOMEM;
+		if (old)
+			memcpy(p, v->explain, old);
+		memcpy(p + old, c->ex[i].buf, c->ex[i].len);
+		p[old + c->ex[i].len] = '\0';
+		v->explain = p;
+	}
+	return 0;
+}
 
 int validate_snapshot(const struct spec_set *set, const struct spec *backend,
 		      const struct spec *runner, struct snapshot *s)
 {
-	(void)set; (void)backend; (void)runner; (void)s;
-	return 0;
+	struct vctx c = { set, backend, runner, s, NULL };
+	size_t i;
+	int err = 0;
+
+	if (!s->nvars && !(backend && backend->nrules) && !(runner && runner->nrules))
+		return 0;
+	if (!(c.ex = calloc(s->nvars ? s->nvars : 1, sizeof(*c.ex))))
+		return -ENOMEM;
+	for (i = 0; i < s->nvars && !err; i++) {
+		if (!(err = explain_retired(&c, i)) && !(err = check_owned(&c, i, backend)) &&
+		    !(err = check_owned(&c, i, runner)))
+			err = check_type(&c, i);
+	}
+	if (!err && !(err = check_pins(&c, backend)) && !(err = check_pins(&c, runner)) &&
+	    !(err = check_rules(&c, runner)) && !(err = check_rules(&c, backend)))
+		err = finish_explain(&c);
+	for (i = 0; i < s->nvars; i++)
+		sb_release(&c.ex[i]);
+	free(c.ex);
+	return err;
 }

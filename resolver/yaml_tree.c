@@ -26,12 +26,14 @@ struct frame {
 	struct ynode *key;        /* YN_MAP: key waiting for its value */
 	char *anchor;             /* registered only when the node ends */
 	size_t count_start;       /* expanded count when the node opened */
+	size_t height;            /* containers below, aliases expanded */
 };
 
 struct anchor {
 	char *name;
 	struct ynode *node;
 	size_t weight;            /* expanded nodes of the subtree */
+	size_t height;            /* containers on its longest path */
 };
 
 struct builder {
@@ -277,7 +279,7 @@ static int attach(struct builder *b, struct ynode *n)
 }
 
 static int anchor_add(struct builder *b, const char *name, struct ynode *n,
-		      size_t weight)
+		      size_t weight, size_t height)
 {
 	struct anchor *a;
 	int err;
@@ -290,6 +292,7 @@ static int anchor_add(struct builder *b, const char *name, struct ynode *n,
 		return -ENOMEM;
 	a->node = n;
 	a->weight = weight;
+	a->height = height;
 	b->nanchors++;
 	return 0;
 }
@@ -319,7 +322,8 @@ static int on_scalar(struct builder *b, yaml_event_t *ev)
 	default: n->style = YS_PLAIN; break;
 	}
 	if (ev->data.scalar.anchor &&
-	    (err = anchor_add(b, (const char *)ev->data.scalar.anchor, n, 1)) < 0)
+	    (err = anchor_add(b, (const char *)ev->data.scalar.anchor, n, 1,
+				      0)) < 0)
 		return err;
 	return attach(b, n);
 }
@@ -356,6 +360,7 @@ static int on_start(struct builder *b, yaml_event_t *ev, enum ynode_kind kind)
 	f->node = n;
 	f->key = NULL;
 	f->count_start = b->count - 1;
+	f->height = 0;
 	f->anchor = NULL;
 	if (anchor && !(f->anchor = xstrdup((const char *)anchor)))
 		return -ENOMEM;
@@ -365,14 +370,19 @@ static int on_start(struct builder *b, yaml_event_t *ev, enum ynode_kind kind)
 static int on_end(struct builder *b)
 {
 	struct frame *f;
+	size_t height;
 	int err = 0;
 
 	if (!b->depth)
 		return 0;
 	f = &b->stack[--b->depth];
+	height = f->height + 1;
+	if (b->depth && b->stack[b->depth - 1].height < height)
+		b->stack[b->depth - 1].height = height;
 	/* The anchor becomes usable only now, so `&a [*a]` finds no anchor. */
 	if (f->anchor)
-		err = anchor_add(b, f->anchor, f->node, b->count - f->count_start);
+		err = anchor_add(b, f->anchor, f->node, b->count - f->count_start,
+				 height);
 	free(f->anchor);
 	f->anchor = NULL;
 	return err;
@@ -395,6 +405,13 @@ static int on_alias(struct builder *b, yaml_event_t *ev)
 			continue;
 		if ((err = count_nodes(b, m, a->weight)) < 0)
 			return err;
+		/* Readers recurse through aliases: bound the expanded depth. */
+		if (b->depth + a->height > YT_MAX_DEPTH)
+			return limit_error(b, m, "nesting deeper than %u levels "
+					   "once alias *%s is expanded",
+					   (unsigned)YT_MAX_DEPTH, name);
+		if (b->depth && b->stack[b->depth - 1].height < a->height)
+			b->stack[b->depth - 1].height = a->height;
 		return attach(b, a->node);
 	}
 	for (i = 0; i < b->depth; i++)
