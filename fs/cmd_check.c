@@ -57,7 +57,8 @@ int cmd_check(int argc, char **argv)
 	struct diag_list all = DIAG_LIST_INIT;
 	struct world *w = NULL;
 	size_t k, j, dirs = 0;
-	int rc = 2, err, max;
+	size_t counts[3] = { 0 };
+	int rc = 2, err = 0;
 
 	if (parse_dir_args(argc, argv, &ci, &backend, &arch, NULL, NULL) < 0)
 		goto out;
@@ -99,16 +100,13 @@ int cmd_check(int argc, char **argv)
 		fprintf(stderr, "primus-envfs: no directory %s/%s\n", backend ? backend : "*", arch);
 		goto out;
 	}
-	/* Drop the load-time copies each directory repeated. */
 report:
-	print_diags(&all, DIAG_INFO);
-	max = diag_max_sev(&all);
-	rc = max == DIAG_ERROR ? 2 : max == DIAG_WARNING ? 1 : 0;
+	print_diags(&all, DIAG_INFO, counts);
+	rc = counts[DIAG_ERROR] ? 2 : counts[DIAG_WARNING] ? 1 : 0;
 	if (err < 0)
 		rc = 2;
-	fprintf(stderr, "%zu error(s), %zu warning(s), %zu info\n",
-		diag_count(&all, DIAG_ERROR), diag_count(&all, DIAG_WARNING),
-		diag_count(&all, DIAG_INFO));
+	fprintf(stderr, "%zu error(s), %zu warning(s), %zu info\n", counts[DIAG_ERROR],
+		counts[DIAG_WARNING], counts[DIAG_INFO]);
 out:
 	diag_list_release(&all);
 	world_free(w);

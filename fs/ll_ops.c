@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 
 #include "envfs.h"
+#include "inval.h"
+#include "reload.h"
 #include "layer.h"
 #include "ll_ops.h"
 
@@ -148,6 +150,11 @@ static int child_kind(const struct epoch *e, const struct node *p, const char *n
 
 /* ---- lookup, forget, getattr ------------------------------------------- */
 
+struct open_file;
+static bool open_file_stale(struct epoch *e, const struct open_file *of);
+static int fill_attr_open(struct envfs *fs, const struct node *n,
+			  const struct open_file *of, struct stat *st);
+
 static void envfs_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct envfs *fs = fs_of(req);
@@ -240,6 +247,19 @@ static void envfs_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_in
 	if (!n) {
 		err = -ESTALE;
 		goto out;
+	}
+	if (fi && fi->fh && !is_dir(n) &&
+	    open_file_stale(e, (struct open_file *)(uintptr_t)fi->fh)) {
+		/* fstat, or the kernel checking the size before a read, on a
+		 * file opened before a reload changed it: answer with the
+		 * open's own size so the reader gets its old bytes whole, and
+		 * cache nothing, so the next plain stat asks again. */
+		const struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+
+		if ((err = fill_attr_open(fs, n, of, &st)) < 0)
+			goto out;
+		fuse_reply_attr(req, &st, 0);
+		goto leave;
 	}
 	if ((err = resolve_node(e, n, &t)) < 0 ||
 	    (err = fill_attr(fs, e, n, &t, &st)) < 0)
@@ -430,7 +450,57 @@ static void envfs_ll_releasedir(fuse_req_t req, fuse_ino_t ino,
 struct open_file {
 	struct blob *blob;               /* one reference */
 	struct snapshot *snap;           /* one reference, or NULL */
+	const struct node *node;         /* borrowed: nodes live forever */
+	struct timespec mtime;           /* of the epoch it was opened in */
 };
+
+/* True when a reload changed the bytes of the open's file since it was
+ * opened. The kernel's page cache is per inode, not per open, so such an
+ * open must not leave its old bytes there for later opens to find. */
+static bool open_file_stale(struct epoch *e, const struct open_file *of)
+{
+	struct target t;
+	struct blob *cur = NULL;
+	bool stale;
+
+	if (!of->snap)
+		return false;            /* status, diagnostics: direct_io */
+	if (resolve_node(e, of->node, &t) < 0)
+		return true;             /* the file is gone */
+	if (t.dir->snap == of->snap)
+		return false;
+	if (of->node->kind == NODE_VAR)
+		return t.var->value_len + 1 != of->blob->len ||
+		       memcmp(t.var->value, of->blob->data, t.var->value_len);
+	if (epoch_view(t.dir, of->node->view, &cur) < 0)
+		return true;
+	stale = !blob_equal(cur, of->blob);
+	blob_unref(cur);
+	return stale;
+}
+
+/* The attributes of the file as this open sees it. */
+static int fill_attr_open(struct envfs *fs, const struct node *n,
+			  const struct open_file *of, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = n->ino;
+	st->st_uid = fs->uid;
+	st->st_gid = fs->gid;
+	st->st_blksize = 4096;
+	st->st_nlink = 1;
+	st->st_mtim = st->st_ctim = st->st_atim = of->mtime;
+	if (n->kind == NODE_VAR) {
+		const struct snap_var *v = snapshot_find(of->snap, n->name, n->name_len);
+
+		st->st_mode = S_IFREG | (v && v->secret ? 0600 : 0644);
+	} else {
+		st->st_mode = S_IFREG | (view_is_secret(of->snap, n->view) ? 0600 : 0444);
+	}
+	st->st_size = of->blob->len;
+	st->st_blocks = (st->st_size + 511) / 512;
+	return 0;
+}
 
 static void open_file_free(struct open_file *of)
 {
@@ -474,6 +544,8 @@ static int open_file_make(struct epoch *e, const struct node *n, struct open_fil
 		err = -EISDIR;
 		goto out;
 	}
+	of->node = n;
+	of->mtime = e->changed;
 	*out = of;
 	of = NULL;
 out:
@@ -523,22 +595,32 @@ leave:
 static void envfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			  struct fuse_file_info *fi)
 {
+	struct envfs *fs = fs_of(req);
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
-	size_t len;
+	struct inval_list l = INVAL_LIST_INIT;
+	struct epoch *e;
+	size_t len = of->blob->len;
+	bool stale;
 
-	(void)ino;
 	if (off < 0) {
 		reply_err(req, -EINVAL);
 		return;
 	}
-	len = of->blob->len;
-	if ((size_t)off >= len) {
+	e = state_enter(&fs->state);
+	stale = open_file_stale(e, of);
+	if ((size_t)off >= len)
 		fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	if (size > len - (size_t)off)
-		size = len - (size_t)off;
-	fuse_reply_buf(req, of->blob->data + off, size);
+	else
+		fuse_reply_buf(req, of->blob->data + off,
+			       size < len - (size_t)off ? size : len - (size_t)off);
+	state_leave(e);
+	/* Those old bytes are now in the inode's page cache, where a later
+	 * open would find them: have the reload thread drop them again (a
+	 * handler must not notify itself). */
+	if (stale && !fs->opts->noinval && fs->reloader &&
+	    inval_add_inode(&l, ino) == 0)
+		reloader_queue(fs->reloader, &l);
+	inval_list_release(&l);
 }
 
 static void envfs_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

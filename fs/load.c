@@ -10,18 +10,13 @@ int load_world(const struct cli_inputs *ci, bool print_errors, struct world **ou
 	int err = world_load(&ci->in, out);
 
 	if (err < 0 && print_errors && *out)
-		print_diags(&(*out)->diags, DIAG_ERROR);
+		print_diags(&(*out)->diags, DIAG_ERROR, NULL);
 	if (err < 0 && !*out)
 		fprintf(stderr, "primus-envfs: %s\n", strerror(-err));
 	return err;
 }
 
-static int str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-void print_diags(const struct diag_list *l, enum diag_sev min)
+void print_diags(const struct diag_list *l, enum diag_sev min, size_t counts[3])
 {
 	struct strbuf sb = STRBUF_INIT;
 	char **seen = calloc(l->n ? l->n : 1, sizeof(char *));
@@ -51,9 +46,10 @@ void print_diags(const struct diag_list *l, enum diag_sev min)
 			}
 		}
 		seen[n++] = line;
+		if (counts)
+			counts[l->v[k].sev]++;
 		fprintf(stderr, "%s\n", line);
 	}
-	(void)str_cmp;
 	for (k = 0; k < n; k++)
 		free(seen[k]);
 	free(seen);
