@@ -148,6 +148,19 @@ static int child_kind(const struct epoch *e, const struct node *p, const char *n
 	}
 }
 
+/* ---- init -------------------------------------------------------------- */
+
+static void envfs_ll_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	/* The kernel would drop a file's pages whenever a fresh stat shows a
+	 * new mtime, and every file's mtime moves with the generation, so
+	 * one changed variable would flush them all. The reload thread says
+	 * precisely what changed instead (inval.c); -o noinval then really
+	 * leaves the kernel with nothing to notice changes by. */
+	conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
+}
+
 /* ---- lookup, forget, getattr ------------------------------------------- */
 
 struct open_file;
@@ -574,14 +587,19 @@ static void envfs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	if ((err = open_file_make(e, n, &of)) < 0)
 		goto out;
 	fi->fh = (uintptr_t)of;
-	if (n->kind == NODE_STATUS || n->kind == NODE_DIAGNOSTICS) {
-		/* Daemon state changes with every load attempt; read it fresh
-		 * and whole, whatever size the kernel has cached. */
-		fi->direct_io = 1;
-	} else {
+	if (n->kind == NODE_VAR) {
 		/* Pages stay valid across opens: a reload that changes the
-		 * file invalidates them explicitly (inval.c). */
+		 * file invalidates them explicitly (inval.c). A value is
+		 * almost always one page, fetched whole from one open. */
 		fi->keep_cache = 1;
+	} else {
+		/* The page cache is per inode, not per open: an fd opened
+		 * before a reload would read the new version's pages that a
+		 * later open cached. Views are many pages and read in pieces
+		 * (docker, source), so they are served from the open's own
+		 * buffer, whole; status and diagnostics likewise, with no
+		 * size clamp from cached attributes. */
+		fi->direct_io = 1;
 	}
 	if (fuse_reply_open(req, fi) != 0)
 		open_file_free(of);
@@ -758,6 +776,7 @@ static void envfs_ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *nam
 }
 
 const struct fuse_lowlevel_ops envfs_ll_ops = {
+	.init = envfs_ll_init,
 	.lookup = envfs_ll_lookup,
 	.forget = envfs_ll_forget,
 	.forget_multi = envfs_ll_forget_multi,

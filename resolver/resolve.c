@@ -297,7 +297,8 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 
 	if ((err = collect_names(r, ov, &ns)) < 0)
 		goto out;
-	qsort(ns.v, ns.n, sizeof(*ns.v), name_ref_cmp);
+	if (ns.n > 1)
+		qsort(ns.v, ns.n, sizeof(*ns.v), name_ref_cmp);
 	err = -ENOMEM;
 	if (!(r->vars = calloc(ns.n ? ns.n : 1, sizeof(*r->vars))))
 		goto out;
@@ -338,7 +339,8 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 	for (k = 0; k < r->nvars; k++) {
 		struct rvar *v = &r->vars[k];
 
-		qsort(v->c, v->nc, sizeof(*v->c), cand_cmp);
+		if (v->nc > 1)
+			qsort(v->c, v->nc, sizeof(*v->c), cand_cmp);
 		if (v->flags_decl && v->flags_decl->append_from) {
 			struct rvar *a = find_var(r, v->flags_decl->append_from,
 						  strlen(v->flags_decl->append_from));

@@ -51,7 +51,8 @@ static int list_yaml(const char *dir, char ***out, size_t *nout, struct diag_lis
 		}
 		n++;
 	}
-	qsort(v, n, sizeof(*v), name_cmp);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), name_cmp);
 out:
 	closedir(d);
 	if (err < 0) {

@@ -629,7 +629,7 @@ static int check_owned(struct vctx *c, size_t idx, const struct spec *sp)
 		return 0;
 	/* Declared by either spec of this directory counts: a backend may
 	 * declare a name in the runner's prefix (and vice versa). */
-	if (declared(sp, v->name) || in_family(sp, v->name) ||
+	if (in_family(sp, v->name) ||
 	    find_retired(c->backend, v->name) || find_retired(c->runner, v->name) ||
 	    (c->backend && declared(c->backend, v->name)) ||
 	    (c->runner && declared(c->runner, v->name)))

@@ -1,0 +1,119 @@
+# End-to-end: `primus-envfs check` exit codes and places (issue 2,
+# acceptance 4): 0 clean, 1 warnings, 2 errors, with file:line:col.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+CFG="$ENVFS_FIXTURES/config"
+
+clean() {
+	env -i PATH="$PATH" ${ASAN_OPTIONS+ASAN_OPTIONS="$ASAN_OPTIONS"} \
+		${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} "$@"
+}
+
+# check_to NAME ARGS...: runs check, stdout and stderr together in $TMP/NAME.
+check_to() {
+	_n=$1
+	shift
+	run "$TMP/$_n" "$TMP/$_n.err" clean "$ENVFS_BIN" check "$@"
+	cat "$TMP/$_n.err" >>"$TMP/$_n"
+	assert_no_crash "check $_n" "$TMP/$_n"
+}
+
+expect_rc() {
+	[ "$rc" -eq "$1" ] || { cat "$TMP/$2" >&2; fail "$2: check must exit $1, got $rc"; }
+}
+
+# The summary line's counts match the diagnostics printed above it.
+expect_counts_match() {
+	_s=$(grep -E '^[0-9]+ error\(s\), [0-9]+ warning\(s\), [0-9]+ info$' "$TMP/$1") ||
+		{ cat "$TMP/$1" >&2; fail "$1: no 'N error(s), N warning(s), N info' summary"; }
+	_e=$(grep -c ': error: ' "$TMP/$1" || true)
+	_w=$(grep -c ': warning: ' "$TMP/$1" || true)
+	[ "$_s" = "$_e error(s), $_w warning(s), ${_s##*, }" ] ||
+		{ cat "$TMP/$1" >&2; fail "$1: summary '$_s' does not count the $_e error(s) and $_w warning(s) printed"; }
+}
+
+# --- clean: exit 0 ---
+check_to clean_all
+expect_rc 0 clean_all
+grep -qE ': (error|warning): ' "$TMP/clean_all" && fail "clean check printed a warning or error"
+check_to clean_dir -b maxtext -a gfx950
+expect_rc 0 clean_dir
+check_to clean_specs --specs "$ENVFS_SPECS"
+expect_rc 0 clean_specs
+check_to clean_recipe --config "$CFG/collective_timeouts.yaml"
+expect_rc 0 clean_recipe
+
+# --- warnings only: exit 1 ---
+check_to warn --config "$CFG/owns_xla_flags.yaml" -b maxtext -a gfx950
+expect_rc 1 warn
+grep -qE 'owns_xla_flags\.yaml:[0-9]+:[0-9]+: warning: ' "$TMP/warn" ||
+	fail "warning without file:line:col"
+expect_counts_match warn
+check_to warn_nested --config "$CFG/env_under_module.yaml" -b maxtext -a gfx950
+expect_rc 1 warn_nested
+expect_counts_match warn_nested
+# an info diagnostic alone (a repeated flag) is still clean
+check_to info_only --config "$CFG/append_one_flag.yaml" -b maxtext -a gfx950
+expect_rc 0 info_only
+
+# --- a YAML syntax error in the config: exit 2 with file:line:col ---
+check_to syntax --config "$CFG/syntax_error.yaml"
+expect_rc 2 syntax
+grep -qE "syntax_error\.yaml:7:[0-9]+: error: " "$TMP/syntax" ||
+	{ cat "$TMP/syntax" >&2; fail "YAML syntax error must be reported at syntax_error.yaml:7:COL"; }
+check_to syntax_dir --config "$CFG/syntax_error.yaml" -b maxtext -a gfx950
+expect_rc 2 syntax_dir
+expect_counts_match syntax_dir
+
+# --- a config whose env: is a list: exit 2 with file:line:col ---
+check_to envlist --config "$CFG/env_is_list.yaml"
+expect_rc 2 envlist
+grep -qE "env_is_list\.yaml:[56]:[0-9]+: error: .*env" "$TMP/envlist" ||
+	{ cat "$TMP/envlist" >&2; fail "a list env: must be an error at env_is_list.yaml:5 or 6:COL"; }
+check_to envlist_dir --config "$CFG/env_is_list.yaml" -b maxtext -a gfx950
+expect_rc 2 envlist_dir
+expect_counts_match envlist_dir
+
+# --- a spec with an unknown field: exit 2 with file:line:col ---
+cp -R "$ENVFS_SPECS" "$TMP/specs"
+# the line after `backend: maxtext` gets a misspelled top-level key
+line=$(grep -n '^backend: maxtext$' "$TMP/specs/maxtext.yaml" | cut -d: -f1)
+[ -n "$line" ] || fail "shipped maxtext.yaml has no 'backend: maxtext' line"
+sed -i "${line}a\\
+archs: [gfx950]" "$TMP/specs/maxtext.yaml"
+want=$((line + 1))
+check_to badspec --specs "$TMP/specs"
+expect_rc 2 badspec
+grep -qE "maxtext\.yaml:$want:1: error: .*archs" "$TMP/badspec" ||
+	{ cat "$TMP/badspec" >&2; fail "unknown spec key must be an error at maxtext.yaml:$want:1 naming 'archs'"; }
+
+# an unknown key inside a variable entry
+cp -R "$ENVFS_SPECS" "$TMP/specs2"
+line=$(grep -n 'name: TF_CPP_MIN_LOG_LEVEL' "$TMP/specs2/maxtext.yaml" | cut -d: -f1)
+[ -n "$line" ] || fail "shipped maxtext.yaml has no TF_CPP_MIN_LOG_LEVEL entry"
+sed -i "${line}a\\
+    defualt: \"3\"" "$TMP/specs2/maxtext.yaml"
+want=$((line + 1))
+check_to badvar --specs "$TMP/specs2"
+expect_rc 2 badvar
+grep -qE "maxtext\.yaml:$want:5: error: .*defualt" "$TMP/badvar" ||
+	{ cat "$TMP/badvar" >&2; fail "unknown variable key must be an error at maxtext.yaml:$want:5 naming 'defualt'"; }
+# resolve refuses the broken specs too, with one line and a non-zero exit
+run "$TMP/badvar.resolve" "$TMP/badvar.resolve.err" clean "$ENVFS_BIN" resolve --specs "$TMP/specs2" -b maxtext -a gfx950
+assert_no_crash "resolve with a bad spec" "$TMP/badvar.resolve.err"
+[ "$rc" -ne 0 ] || fail "resolve with a bad spec must fail"
+
+# --- a YAML syntax error in a spec: exit 2 with file:line:col ---
+cp -R "$ENVFS_SPECS" "$TMP/specs3"
+printf 'variables:\n  - name: "unterminated\n' >"$TMP/specs3/broken.yaml"
+check_to badyaml --specs "$TMP/specs3"
+expect_rc 2 badyaml
+grep -qE "broken\.yaml:[0-9]+:[0-9]+: error: " "$TMP/badyaml" ||
+	{ cat "$TMP/badyaml" >&2; fail "spec YAML syntax error must carry broken.yaml:LINE:COL"; }
+
+# --- check -b limits to one backend; a config's framework: selects backends ---
+check_to one -b maxdiffusion
+expect_rc 0 one
+
+echo "ok: check"

@@ -1,0 +1,118 @@
+#!/bin/bash
+# Lifecycle: SIGTERM and SIGINT unmount cleanly and exit 0; without -f the
+# daemon detaches once mounted; a mountpoint that is missing, not a
+# directory or busy, a bad option and a config that does not load at start
+# each fail with clear lines on stderr and leave no mount; -o ro refuses
+# writes; -o allow_other adds default_permissions.
+. "$(dirname "$0")/lib.sh"
+
+IN=(--specs "$ENVFS_SPECS")
+
+# signal SIG: a foreground daemon killed with SIG unmounts and exits 0.
+for sig in TERM INT; do
+	envfs_mount "${IN[@]}"
+	[ "$(cat "$MNT/env/maxtext/gfx950/NNODES")" = 1 ] || fail "NNODES"
+	kill -"$sig" "$PID"
+	rc=0
+	wait "$PID" || rc=$?
+	PID=""
+	[ "$rc" -eq 0 ] || fail "SIG$sig: exit status $rc"
+	! mountpoint -q "$MNT" || fail "SIG$sig left $MNT mounted"
+	! grep -q "$MNT" /proc/mounts || fail "SIG$sig left $MNT in /proc/mounts"
+done
+
+# Without -f: the command returns once the mount is up; the daemon stays.
+"$ENVFS_BIN" "${IN[@]}" "$MNT" 2>"$TMP/bg.err" || fail "background mount failed: $(cat "$TMP/bg.err")"
+ERR_FILES+=("$TMP/bg.err")
+mountpoint -q "$MNT" || fail "background mount: not mounted"
+[ "$(cat "$MNT/env/maxtext/gfx950/NNODES")" = 1 ] || fail "background mount: NNODES"
+# Find the daemon by the mount it serves (the test's own unique path).
+bgpid=$(pgrep -f -- "primus-envfs.* $MNT\$" | head -1)
+[ -n "$bgpid" ] || fail "no background daemon"
+kill -TERM "$bgpid"
+for _ in $(seq 1 100); do
+	kill -0 "$bgpid" 2>/dev/null || break
+	sleep 0.02
+done
+! kill -0 "$bgpid" 2>/dev/null || fail "background daemon survived SIGTERM"
+! mountpoint -q "$MNT" || fail "background daemon left $MNT mounted"
+
+# expect_fail NAME PATTERN LINES CMD...: CMD exits non-zero, prints exactly
+# LINES lines on stderr, the first matching PATTERN, and mounts nothing.
+expect_fail() {
+	local name=$1 pat=$2 lines=$3 rc=0 n
+	shift 3
+	"$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
+	[ "$rc" -ne 0 ] || fail "$name: exit status 0"
+	n=$(wc -l <"$TMP/err")
+	[ "$n" -eq "$lines" ] || fail "$name: $n lines on stderr, want $lines: $(cat "$TMP/err")"
+	grep -qE "$pat" "$TMP/err" || fail "$name: stderr '$(cat "$TMP/err")' does not match $pat"
+	! grep -qE 'AddressSanitizer|runtime error:' "$TMP/err" || fail "$name: sanitizer report"
+	! mountpoint -q "$MNT" || fail "$name: something got mounted"
+}
+
+expect_fail "missing mountpoint" "$TMP/nonexistent.*No such file or directory" 1 \
+	"$ENVFS_BIN" "${IN[@]}" -f "$TMP/nonexistent"
+touch "$TMP/plainfile"
+expect_fail "file as mountpoint" "$TMP/plainfile.*Not a directory" 1 \
+	"$ENVFS_BIN" "${IN[@]}" -f "$TMP/plainfile"
+expect_fail "no mountpoint" "MOUNTPOINT" 1 "$ENVFS_BIN" "${IN[@]}" -f
+expect_fail "bad timeout" "entry_timeout" 1 "$ENVFS_BIN" "${IN[@]}" -o entry_timeout=soon -f "$MNT"
+expect_fail "unknown flag" "-x" 1 "$ENVFS_BIN" "${IN[@]}" -x -f "$MNT"
+expect_fail "missing config" "nope.yaml" 1 "$ENVFS_BIN" "${IN[@]}" --config "$TMP/nope.yaml" -f "$MNT"
+# A config that does not parse: there is no last good resolution yet.
+printf 'env:\n  A: "x\n  B: [\n' >"$TMP/broken.yaml"
+rc=0
+"$ENVFS_BIN" "${IN[@]}" --config "$TMP/broken.yaml" -f "$MNT" 2>"$TMP/err" || rc=$?
+[ "$rc" -eq 2 ] || fail "broken config at start: exit $rc"
+grep -qE "^primus-envfs: $TMP/broken.yaml:[0-9]+:[0-9]+: error" "$TMP/err" ||
+	fail "broken config at start: $(cat "$TMP/err")"
+! grep -vq "error" "$TMP/err" || fail "broken config at start: stray lines: $(cat "$TMP/err")"
+! mountpoint -q "$MNT" || fail "broken config got mounted"
+# Unknown -o options are libfuse's to refuse.
+rc=0
+"$ENVFS_BIN" "${IN[@]}" -o no_such_option -f "$MNT" 2>"$TMP/err" || rc=$?
+[ "$rc" -ne 0 ] || fail "-o no_such_option: exit 0"
+grep -q no_such_option "$TMP/err" || fail "-o no_such_option: $(cat "$TMP/err")"
+! mountpoint -q "$MNT" || fail "-o no_such_option got mounted"
+
+# Busy: a second daemon on a live mount refuses with one line.
+envfs_mount "${IN[@]}"
+expect_fail_busy() {
+	local rc=0
+	"$ENVFS_BIN" "${IN[@]}" -f "$MNT" 2>"$TMP/err" || rc=$?
+	[ "$rc" -ne 0 ] || fail "busy: exit 0"
+	[ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "busy: $(cat "$TMP/err")"
+	grep -q "busy" "$TMP/err" || fail "busy: $(cat "$TMP/err")"
+}
+expect_fail_busy
+[ "$(cat "$MNT/env/maxtext/gfx950/NNODES")" = 1 ] || fail "first mount hurt by the second"
+envfs_umount
+
+# -o ro: the kernel refuses every change.
+envfs_mount "${IN[@]}" -o ro
+grep -E " $MNT fuse.primus-envfs ro[, ]" /proc/mounts >/dev/null || fail "-o ro: $(grep "$MNT" /proc/mounts)"
+out=$(touch "$MNT/env/maxtext/gfx950/NEW_NAME" 2>&1) && fail "-o ro: create succeeded"
+echo "$out" | grep -q 'Read-only file system' || fail "-o ro: $out"
+[ "$(cat "$MNT/env/maxtext/gfx950/NNODES")" = 1 ] || fail "-o ro: NNODES"
+envfs_umount
+
+# Read side of a writable mount until overrides exist: views refuse writes.
+envfs_mount "${IN[@]}"
+out=$( (echo x >"$MNT/env/maxtext/gfx950/env_file") 2>&1) && fail "wrote a view"
+echo "$out" | grep -q 'Permission denied' || fail "write to a view: $out"
+out=$( (echo x >"$MNT/status") 2>&1) && fail "wrote status"
+envfs_umount
+
+# -o allow_other: other users get in, and the kernel checks modes.
+envfs_mount "${IN[@]}" --env HF_TOKEN=xyz-secret -o allow_other
+opts=$(awk -v m="$MNT" '$2 == m { print $4 }' /proc/mounts)
+[[ ",$opts," == *,allow_other,* && ",$opts," == *,default_permissions,* ]] ||
+	fail "-o allow_other: mount options $opts"
+if command -v setpriv >/dev/null && [ "$(id -u)" -eq 0 ]; then
+	as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	[ "$(as_nobody cat "$MNT/env/maxtext/gfx950/NNODES")" = 1 ] || fail "nobody cannot read NNODES"
+	! as_nobody cat "$MNT/env/maxtext/gfx950/HF_TOKEN" 2>/dev/null || fail "nobody read the secret"
+	! as_nobody cat "$MNT/env/maxtext/gfx950/env_file" 2>/dev/null || fail "nobody read env_file with a secret"
+fi
+envfs_umount
