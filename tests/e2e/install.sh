@@ -31,6 +31,7 @@ dest=$tmp/dest
 # Where this build installs: prefix, bindir, datadir, mandir.
 meson introspect --buildoptions "$build" >"$tmp/options.json" ||
 	fail "meson introspect --buildoptions $build failed"
+prefix='' bindir='' datadir='' mandir=''
 eval "$(python3 - "$tmp/options.json" <<'EOF'
 import json, os, shlex, sys
 opts = {o["name"]: o["value"] for o in json.load(open(sys.argv[1]))}
@@ -40,6 +41,8 @@ for k in ("bindir", "datadir", "mandir"):
 print("prefix=%s" % shlex.quote(prefix))
 EOF
 )"
+[ -n "$prefix" ] && [ -n "$bindir" ] && [ -n "$datadir" ] && [ -n "$mandir" ] ||
+	fail "could not read prefix/bindir/datadir/mandir from meson introspect"
 
 # --no-rebuild: meson test has built everything, and a rebuild here would
 # race with other tests using the build tree.
@@ -74,15 +77,15 @@ done
 # build trees, resolves exactly like the build-tree binary with the source
 # specs, for every format.
 cd "$tmp"
-for ba in "maxtext gfx950" "torch_fl cuda"; do
-	set -- $ba
+for ba in maxtext/gfx950 torch_fl/cuda; do
+	b=${ba%/*} a=${ba#*/}
 	for fmt in env_file environ sh json digest; do
-		"$bin" resolve -b "$1" -a "$2" --format "$fmt" >"$tmp/installed.out" 2>"$tmp/installed.err" ||
-			fail "installed binary: resolve -b $1 -a $2 --format $fmt failed: $(cat "$tmp/installed.err")"
-		"$ENVFS_BIN" resolve --specs "$ENVFS_SPECS" -b "$1" -a "$2" --format "$fmt" >"$tmp/build.out" ||
-			fail "build-tree binary: resolve -b $1 -a $2 --format $fmt failed"
+		"$bin" resolve -b "$b" -a "$a" --format "$fmt" >"$tmp/installed.out" 2>"$tmp/installed.err" ||
+			fail "installed binary: resolve -b $b -a $a --format $fmt failed: $(cat "$tmp/installed.err")"
+		"$ENVFS_BIN" resolve --specs "$ENVFS_SPECS" -b "$b" -a "$a" --format "$fmt" >"$tmp/build.out" ||
+			fail "build-tree binary: resolve -b $b -a $a --format $fmt failed"
 		cmp -s "$tmp/installed.out" "$tmp/build.out" ||
-			fail "installed binary's $1/$2 $fmt differs from the build tree's"
+			fail "installed binary's $ba $fmt differs from the build tree's"
 	done
 done
 "$bin" check >/dev/null 2>"$tmp/check.err" || {
@@ -117,11 +120,13 @@ if ! command -v man >/dev/null 2>&1; then
 	echo "man(1) not installed: skipping the man page check (install man-db groff-base)"
 	exit 77
 fi
-MANPAGER=cat MANWIDTH=100 LC_ALL=C.UTF-8 man --warnings -l "$man1" >"$tmp/man.txt" 2>"$tmp/man.err" ||
+# LC_ALL=C: ASCII output (plain '-' where a line is hyphenated).
+MANPAGER=cat MANWIDTH=100 LC_ALL=C man --warnings -l "$man1" >"$tmp/man.txt" 2>"$tmp/man.err" ||
 	fail "man -l $man1 failed: $(cat "$tmp/man.err")"
 [ ! -s "$tmp/man.err" ] || fail "man -l $man1 warned: $(cat "$tmp/man.err")"
-# man(1) can hyphenate or break at '-' and '.'; join the text first.
-tr -s ' \n' '  ' <"$tmp/man.txt" | sed 's/- //g' >"$tmp/man.flat"
+# man(1) breaks lines and hyphenates words: join the text, then undo the
+# hyphenation breaks ("Mega- tron") before searching it.
+tr -s ' \n' '  ' <"$tmp/man.txt" | sed 's/\([a-z]\)- \([a-z]\)/\1\2/g' >"$tmp/man.flat"
 for w in NAME SYNOPSIS DESCRIPTION OPTIONS "EXIT STATUS" FILES \
 	resolve check exec --help --version --specs --config --inherit --pass --env --arch --state \
 	--format "-f" "-o" allow_other entry_timeout attr_timeout noinval \

@@ -506,6 +506,59 @@ static void test_export_false__a_layer_setting_the_parameter_exports_it(void **s
 	fx_release(&f);
 }
 
+/* ---- overrides that unset ------------------------------------------------ */
+
+static void test_override__unset_removes_the_variable_from_every_layer(void **state)
+{
+	struct fx f = { 0 };
+	const struct snapshot *s;
+	char *ef;
+	size_t len;
+
+	(void)state;
+	every_layer(&f);
+	override(&f, "a1", "V_CLI", NULL);
+	override(&f, "a1", "V_BACKEND", NULL);
+	s = fx_resolve(&f, "a1");
+	assert_unset(s, "V_CLI");
+	assert_unset(s, "V_BACKEND");
+	ef = render(s, VIEW_ENV_FILE, &len);
+	assert_lacks(ef, "V_CLI=");
+	assert_lacks(ef, "V_BACKEND=");
+	assert_contains(ef, "V_HOST=host\n");
+	free(ef);
+	fx_release(&f);
+}
+
+static void test_override__dropping_an_override_restores_the_resolved_value(void **state)
+{
+	struct fx f = { 0 };
+	const struct snapshot *s;
+
+	(void)state;
+	override(&f, "a1", "V_BACKEND", "mine");
+	assert_int_equal(override_set_drop(&f.ov, "app", "a1", "V_BACKEND"), 0);
+	assert_int_equal(override_set_drop(&f.ov, "app", "a1", "V_BACKEND"), -ENOENT);
+	s = fx_resolve(&f, "a1");
+	assert_value(s, "V_BACKEND", "backend");
+	fx_release(&f);
+}
+
+static void test_override__value_is_verbatim_bytes(void **state)
+{
+	struct fx f = { 0 };
+	const struct snapshot *s;
+
+	(void)state;
+	override(&f, "a1", "V_BACKEND", " x\n'$y' \\ ");
+	override(&f, "a1", "V_RUNNER", "");
+	s = fx_resolve(&f, "a1");
+	assert_value(s, "V_BACKEND", " x\n'$y' \\ ");
+	assert_value(s, "V_RUNNER", "");
+	assert_layer(s, "V_RUNNER", LAYER_OVERRIDE);
+	fx_release(&f);
+}
+
 /* ---- SPEC 3.1: flag lists -------------------------------------------- */
 
 #define MANAGED "--xla_a=1 --xla_gpu_autotune_level=4 --xla_b=2"
@@ -878,6 +931,9 @@ static void test_templates__reference_cycle_is_an_error_left_unexpanded(void **s
 	assert_non_null(find_diag(s, DIAG_ERROR, "cycle", "SELF_REF"));
 	assert_non_null(find_diag(s, DIAG_ERROR, "cycle", "XLA_FLAGS"));
 	assert_value(s, "XLA_FLAGS", "--self=${XLA_FLAGS} --ok=1");
+	/* a condition that reads its own variable is a cycle too: it does not hold */
+	assert_unset(s, "COND_CYC");
+	assert_non_null(find_diag(s, DIAG_ERROR, "cycle", "COND_CYC"));
 	fx_release(&f);
 }
 
@@ -1088,6 +1144,28 @@ static void test_config__backend_name_set_by_cli_is_seen(void **state)
 	fx_release(&f);
 }
 
+static void test_config__a_key_extends_its_own_inherited_value(void **state)
+{
+	struct fx f = { 0 };
+	const struct snapshot *s;
+
+	(void)state;
+	f.config = "expand.yaml";
+	f.inherit[0] = "image1.env";
+	s = fx_resolve(&f, "a1");
+	assert_value(s, "IMG_ONLY", "from-image:extended");
+	assert_layer(s, "IMG_ONLY", LAYER_CONFIG);
+	assert_contains(var(s, "IMG_ONLY")->shadowed, "image=from-image\n");
+	/* an earlier key saw the inherited value, not the later key's */
+	assert_value(s, "C_IMAGE", "i:from-image");
+	fx_release(&f);
+
+	f.config = "expand.yaml";
+	s = fx_resolve(&f, "a1");
+	assert_value(s, "IMG_ONLY", "${IMG_ONLY}:extended");
+	fx_release(&f);
+}
+
 /* ---- secrets ------------------------------------------------------------ */
 
 static void test_secret__value_redacted_in_shadowed_and_explain(void **state)
@@ -1194,6 +1272,9 @@ int main(void)
 		cmocka_unit_test(test_mode_set__loses_to_config_and_override),
 		cmocka_unit_test(test_export_false__parameter_is_not_in_the_environment),
 		cmocka_unit_test(test_export_false__a_layer_setting_the_parameter_exports_it),
+		cmocka_unit_test(test_override__unset_removes_the_variable_from_every_layer),
+		cmocka_unit_test(test_override__dropping_an_override_restores_the_resolved_value),
+		cmocka_unit_test(test_override__value_is_verbatim_bytes),
 		cmocka_unit_test(test_flags__managed_flags_alone_make_the_value),
 		cmocka_unit_test(test_flags__override_is_the_whole_value_verbatim),
 		cmocka_unit_test(test_flags__config_owned_xla_flags_skips_managed_defaults),
@@ -1222,6 +1303,7 @@ int main(void)
 		cmocka_unit_test(test_config__expansion_sees_inherited_runner_override_and_earlier_keys),
 		cmocka_unit_test(test_config__expansion_does_not_see_backend_defaults),
 		cmocka_unit_test(test_config__backend_name_set_by_cli_is_seen),
+		cmocka_unit_test(test_config__a_key_extends_its_own_inherited_value),
 		cmocka_unit_test(test_secret__value_redacted_in_shadowed_and_explain),
 		cmocka_unit_test(test_world__bad_env_argument_fails_the_load),
 		cmocka_unit_test(test_world__missing_inherit_file_fails_the_load),
