@@ -9,6 +9,7 @@
  * errors still reach the terminal); threads start after the fork. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -96,6 +97,10 @@ int cmd_mount(int argc, char **argv)
 	/* libfuse prints its own reason when these fail. */
 	if (!(se = fuse_session_new(&mo.fargs, &envfs_ll_ops, sizeof(envfs_ll_ops), &fs)))
 		goto out;
+	/* A shell starts background jobs with SIGINT ignored, and libfuse
+	 * leaves an ignored signal alone; SPEC 8 says SIGINT unmounts. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	if (fuse_set_signal_handlers(se) != 0)
 		goto out;
 	handlers = true;

@@ -617,6 +617,7 @@ static void envfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
 	struct inval_list l = INVAL_LIST_INIT;
 	struct epoch *e;
+	struct blob *b;
 	size_t len = of->blob->len;
 	bool stale;
 
@@ -626,11 +627,16 @@ static void envfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 	}
 	e = state_enter(&fs->state);
 	stale = open_file_stale(e, of);
+	/* The kernel may finish this request, and send RELEASE for the
+	 * open, before fuse_reply_buf() returns: hold the bytes ourselves,
+	 * and touch of no more. */
+	b = blob_ref(of->blob);
 	if ((size_t)off >= len)
 		fuse_reply_buf(req, NULL, 0);
 	else
-		fuse_reply_buf(req, of->blob->data + off,
+		fuse_reply_buf(req, b->data + off,
 			       size < len - (size_t)off ? size : len - (size_t)off);
+	blob_unref(b);
 	state_leave(e);
 	/* Those old bytes are now in the inode's page cache, where a later
 	 * open would find them: have the reload thread drop them again (a

@@ -362,6 +362,10 @@ static int check_key(struct ctx *c, const struct ynode *k)
 			   "name; skipped", ynode_kind_name(k->kind));
 	} else if (k->len == 0) {
 		err = diag(c, DIAG_ERROR, k, "env: key is empty; skipped");
+	} else if (k->len > CONFIG_MAX_VALUE) {
+		/* execve refuses a NAME=value string over 128 KiB anyway. */
+		err = diag(c, DIAG_ERROR, k, "env: key is %zu bytes, more than %u; skipped",
+			   k->len, (unsigned)CONFIG_MAX_VALUE);
 	} else if (memchr(k->str, '=', k->len) || memchr(k->str, '\0', k->len)) {
 		if ((err = add_quoted(&q, k->str, k->len)) < 0)
 			goto out;

@@ -79,8 +79,13 @@ struct rctx {
 	struct diag_list diags;
 	struct arena *arena;
 	unsigned seq;
-	int err;                        /* first -ENOMEM */
+	unsigned depth;                 /* nested resolve_var calls */
+	bool depth_reported;
 };
+
+/* Deeper reference chains than this are reported, not followed: the
+ * evaluation recurses once per link and must stay bounded on hostile specs. */
+#define RESOLVE_MAX_DEPTH 64
 
 static struct rvar *find_var(struct rctx *r, const char *name, size_t len)
 {
@@ -910,8 +915,19 @@ static int resolve_var(struct rctx *r, struct rvar *v)
 		return 0;
 	if (v->st == ST_BUSY)
 		return -ELOOP;
+	if (r->depth >= RESOLVE_MAX_DEPTH) {
+		if (!r->depth_reported) {
+			r->depth_reported = true;
+			diag_add(&r->diags, DIAG_ERROR, NULL, 0, 0,
+				 "%s: references nest more than %d deep; the deeper ones are "
+				 "left unexpanded", v->name, RESOLVE_MAX_DEPTH);
+		}
+		return -ELOOP;
+	}
 	v->st = ST_BUSY;
+	r->depth++;
 	err = v->flags_decl ? build_flags(r, v) : build_value(r, v);
+	r->depth--;
 	v->st = ST_DONE;
 	return err == -ELOOP ? 0 : err;
 }

@@ -32,6 +32,46 @@ static void bad(struct sctx *c, const struct ynode *n, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Known keys of one mapping already seen. A repeated key would run its
+ * take_* twice over the same arrays, so the later one is refused. */
+struct seen {
+	unsigned mask;
+	unsigned line[32];
+};
+
+static const char *const SPEC_KEYS[] = { "backend", "runner", "uses_runner", "arches",
+	"passthrough", "owned_prefix", "families", "retired", "rules", "variables", NULL };
+static const char *const VAR_KEYS[] = { "name", "value", "kind", "flags", "append_from",
+	"mode", "export", "arch", "when", "note", "secret", "scope", "pin", "type", "min",
+	"max", "values", "invalid", NULL };
+static const char *const FLAG_KEYS[] = { "flag", "when", "note", NULL };
+static const char *const RETIRED_KEYS[] = { "name", "replaced_by", "note", NULL };
+static const char *const RULE_KEYS[] = { "when", "severity", "message", NULL };
+static const char *const CATALOG_KEYS[] = { "name", "default", "description", "where_used",
+	"where_set", "type", "min", "max", "values", "invalid", NULL };
+
+/* False (with an error) when key is a known key already seen in this
+ * mapping; unknown keys are left to the caller's own error. */
+static bool first_time(struct sctx *c, const struct ynode *key, const char *const *known,
+		       struct seen *seen)
+{
+	unsigned i;
+
+	for (i = 0; known[i] && i < 32; i++) {
+		if (!yscalar_is(key, known[i]))
+			continue;
+		if (seen->mask & (1u << i)) {
+			bad(c, key, "'%s' is given twice in this mapping (first at line %u); "
+			    "the second is ignored", known[i], seen->line[i]);
+			return false;
+		}
+		seen->mask |= 1u << i;
+		seen->line[i] = key->line;
+		return true;
+	}
+	return true;
+}
+
 /* A scalar's text as a new string; NULL (with an error) when n is not a scalar. */
 static char *take_str(struct sctx *c, const struct ynode *n, const char *key)
 {
@@ -236,9 +276,13 @@ static int take_flags(struct sctx *c, const struct ynode *n, struct spec_var *va
 		if (it->kind == YN_SCALAR) {
 			f->text = take_str(c, it, "flag");
 		} else if (it->kind == YN_MAP) {
+			struct seen seen = { 0 };
+
 			for (j = 0; j < it->npairs; j++) {
 				const struct ynode *key = it->pairs[j].key, *val = it->pairs[j].val;
 
+				if (!first_time(c, key, FLAG_KEYS, &seen))
+					continue;
 				if (yscalar_is(key, "flag"))
 					f->text = take_str(c, val, "flag");
 				else if (yscalar_is(key, "when")) {
@@ -318,6 +362,7 @@ static void var_release(struct spec_var *v)
 static void take_var(struct sctx *c, const struct ynode *n, struct spec_var *var)
 {
 	const struct ynode *kind_node = NULL, *flags_node = NULL;
+	struct seen seen = { 0 };
 	size_t k;
 
 	memset(var, 0, sizeof(*var));
@@ -332,6 +377,8 @@ static void take_var(struct sctx *c, const struct ynode *n, struct spec_var *var
 	for (k = 0; k < n->npairs; k++) {
 		const struct ynode *key = n->pairs[k].key, *val = n->pairs[k].val;
 
+		if (!first_time(c, key, VAR_KEYS, &seen))
+			continue;
 		if (key->kind != YN_SCALAR) {
 			bad(c, key, "keys must be strings");
 		} else if (yscalar_is(key, "name")) {
@@ -408,9 +455,13 @@ static void take_retired(struct sctx *c, const struct ynode *n, struct spec *s)
 		if (it->kind == YN_SCALAR) {
 			r->name = take_str(c, it, "retired");
 		} else if (it->kind == YN_MAP) {
+			struct seen seen = { 0 };
+
 			for (j = 0; j < it->npairs; j++) {
 				const struct ynode *key = it->pairs[j].key, *val = it->pairs[j].val;
 
+				if (!first_time(c, key, RETIRED_KEYS, &seen))
+					continue;
 				if (yscalar_is(key, "name"))
 					r->name = take_str(c, val, "name");
 				else if (yscalar_is(key, "replaced_by"))
@@ -436,6 +487,7 @@ static void take_retired(struct sctx *c, const struct ynode *n, struct spec *s)
 
 static void take_rules(struct sctx *c, const struct ynode *n, struct spec *s)
 {
+	struct seen seen;
 	size_t k, j;
 
 	if (n->kind != YN_SEQ) {
@@ -455,9 +507,12 @@ static void take_rules(struct sctx *c, const struct ynode *n, struct spec *s)
 			bad(c, it, "a rule must be a mapping with when: and message:");
 			continue;
 		}
+		memset(&seen, 0, sizeof(seen));
 		for (j = 0; j < it->npairs; j++) {
 			const struct ynode *key = it->pairs[j].key, *val = it->pairs[j].val;
 
+			if (!first_time(c, key, RULE_KEYS, &seen))
+				continue;
 			if (yscalar_is(key, "when")) {
 				if ((r->when = take_str(c, val, "when")))
 					check_cond(c, val, r->when);
@@ -505,6 +560,7 @@ static void take_vars(struct sctx *c, const struct ynode *n, struct spec *s)
 static int spec_from_doc(struct sctx *c, const struct ydoc *doc, struct spec *s)
 {
 	const struct ynode *root = doc->root;
+	struct seen seen = { 0 };
 	size_t k;
 
 	if (!root || root->kind != YN_MAP) {
@@ -514,6 +570,8 @@ static int spec_from_doc(struct sctx *c, const struct ydoc *doc, struct spec *s)
 	for (k = 0; k < root->npairs; k++) {
 		const struct ynode *key = root->pairs[k].key, *val = root->pairs[k].val;
 
+		if (!first_time(c, key, SPEC_KEYS, &seen))
+			continue;
 		if (key->kind != YN_SCALAR)
 			bad(c, key, "keys must be strings");
 		else if (yscalar_is(key, "backend"))
@@ -553,17 +611,14 @@ static int spec_from_doc(struct sctx *c, const struct ydoc *doc, struct spec *s)
 	return 0;
 }
 
-int spec_load_file(const char *path, const char *display, struct spec **out,
-		   struct diag_list *diags)
+/* Takes doc; path names the file in provenance, display in diagnostics. */
+static int spec_from_loaded(const char *path, const char *display, struct ydoc *doc,
+			    struct spec **out, struct diag_list *diags)
 {
 	struct sctx c = { display ? display : path, diags, 0 };
-	struct ydoc *doc = NULL;
 	struct spec *s = NULL;
-	int err;
+	int err = -ENOMEM;
 
-	if ((err = ydoc_load_file(path, &doc, diags)) < 0)
-		goto out;
-	err = -ENOMEM;
 	if (!(s = calloc(1, sizeof(*s))))
 		goto out;
 	s->uses_runner = true;
@@ -577,6 +632,28 @@ out:
 	spec_free(s);
 	ydoc_free(doc);
 	return err;
+}
+
+int spec_load_file(const char *path, const char *display, struct spec **out,
+		   struct diag_list *diags)
+{
+	struct ydoc *doc = NULL;
+	int err;
+
+	if ((err = ydoc_load_file(path, &doc, diags)) < 0)
+		return err;
+	return spec_from_loaded(path, display, doc, out, diags);
+}
+
+int spec_load_buffer(const char *name, const char *buf, size_t len, struct spec **out,
+		     struct diag_list *diags)
+{
+	struct ydoc *doc = NULL;
+	int err;
+
+	if ((err = ydoc_load_buffer(name, buf, len, &doc, diags)) < 0)
+		return err;
+	return spec_from_loaded(name, name, doc, out, diags);
 }
 
 void spec_free(struct spec *s)
@@ -621,6 +698,7 @@ static void catalog_entry_release(struct catalog_entry *e)
 
 static void take_catalog_entry(struct sctx *c, const struct ynode *n, struct catalog_entry *e)
 {
+	struct seen seen = { 0 };
 	size_t k;
 
 	memset(e, 0, sizeof(*e));
@@ -632,6 +710,8 @@ static void take_catalog_entry(struct sctx *c, const struct ynode *n, struct cat
 	for (k = 0; k < n->npairs; k++) {
 		const struct ynode *key = n->pairs[k].key, *val = n->pairs[k].val;
 
+		if (!first_time(c, key, CATALOG_KEYS, &seen))
+			continue;
 		if (key->kind != YN_SCALAR)
 			bad(c, key, "keys must be strings");
 		else if (yscalar_is(key, "name"))
@@ -661,18 +741,17 @@ static int catalog_cmp(const void *a, const void *b)
 		      ((const struct catalog_entry *)b)->name);
 }
 
-int catalog_load_file(const char *path, const char *display,
-		      struct catalog_entry **out, size_t *nout, struct diag_list *diags)
+/* Takes doc. */
+static int catalog_from_loaded(const char *display, struct ydoc *doc,
+			       struct catalog_entry **out, size_t *nout,
+			       struct diag_list *diags)
 {
-	struct sctx c = { display ? display : path, diags, 0 };
-	struct ydoc *doc = NULL;
+	struct sctx c = { display, diags, 0 };
 	const struct ynode *list;
 	struct catalog_entry *v = NULL;
 	size_t n = 0, k;
 	int err;
 
-	if ((err = ydoc_load_file(path, &doc, diags)) < 0)
-		goto out;
 	if (!doc->root || doc->root->kind != YN_MAP || doc->root->npairs != 1 ||
 	    !(list = ymap_get(doc->root, "catalog")) || list->kind != YN_SEQ) {
 		bad(&c, doc->root, "a catalog is a mapping with one key, catalog:, holding a list");
@@ -702,6 +781,28 @@ out:
 	ydoc_free(doc);
 	free(v);
 	return err;
+}
+
+int catalog_load_file(const char *path, const char *display,
+		      struct catalog_entry **out, size_t *nout, struct diag_list *diags)
+{
+	struct ydoc *doc = NULL;
+	int err;
+
+	if ((err = ydoc_load_file(path, &doc, diags)) < 0)
+		return err;
+	return catalog_from_loaded(display ? display : path, doc, out, nout, diags);
+}
+
+int catalog_load_buffer(const char *name, const char *buf, size_t len,
+			struct catalog_entry **out, size_t *nout, struct diag_list *diags)
+{
+	struct ydoc *doc = NULL;
+	int err;
+
+	if ((err = ydoc_load_buffer(name, buf, len, &doc, diags)) < 0)
+		return err;
+	return catalog_from_loaded(name, doc, out, nout, diags);
 }
 
 void catalog_free(struct catalog_entry *v, size_t n)

@@ -128,11 +128,16 @@ int spec_set_load_dir(const char *dir, struct spec_set **out, struct diag_list *
 /* Loads one spec file (no catalog, no cross-file checks). */
 int spec_load_file(const char *path, const char *display, struct spec **out,
 		   struct diag_list *diags);
+/* The same over a buffer (for fuzzing); name is the file in diagnostics. */
+int spec_load_buffer(const char *name, const char *buf, size_t len, struct spec **out,
+		     struct diag_list *diags);
 void spec_free(struct spec *s);
 /* Loads catalog.yaml into an array sorted by name; *out is caller-owned,
  * freed with catalog_free(). */
 int catalog_load_file(const char *path, const char *display,
 		      struct catalog_entry **out, size_t *nout, struct diag_list *diags);
+int catalog_load_buffer(const char *name, const char *buf, size_t len,
+			struct catalog_entry **out, size_t *nout, struct diag_list *diags);
 void catalog_free(struct catalog_entry *v, size_t n);
 void spec_set_free(struct spec_set *set);
 

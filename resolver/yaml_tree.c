@@ -437,7 +437,11 @@ static int syntax_error(struct builder *b, yaml_parser_t *p)
 	}
 	err = sb_addf(&msg, "YAML syntax error: %s",
 		      p->problem ? p->problem : "unknown error");
-	if (!err && p->error == YAML_READER_ERROR && p->problem_value != -1)
+	/* libyaml reports a bad byte, or a decoded code point (a surrogate,
+	 * U+FFFE) that is not a byte at all. */
+	if (!err && p->error == YAML_READER_ERROR && p->problem_value > 0xff)
+		err = sb_addf(&msg, " (U+%04X)", (unsigned)p->problem_value);
+	else if (!err && p->error == YAML_READER_ERROR && p->problem_value != -1)
 		err = sb_addf(&msg, " (byte 0x%02x)", (unsigned)p->problem_value);
 	else if (!err && p->context)
 		err = sb_addf(&msg, " (%s)", p->context);

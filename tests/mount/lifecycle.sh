@@ -46,7 +46,7 @@ expect_fail() {
 	[ "$rc" -ne 0 ] || fail "$name: exit status 0"
 	n=$(wc -l <"$TMP/err")
 	[ "$n" -eq "$lines" ] || fail "$name: $n lines on stderr, want $lines: $(cat "$TMP/err")"
-	grep -qE "$pat" "$TMP/err" || fail "$name: stderr '$(cat "$TMP/err")' does not match $pat"
+	grep -qE -- "$pat" "$TMP/err" || fail "$name: stderr '$(cat "$TMP/err")' does not match $pat"
 	! grep -qE 'AddressSanitizer|runtime error:' "$TMP/err" || fail "$name: sanitizer report"
 	! mountpoint -q "$MNT" || fail "$name: something got mounted"
 }
@@ -111,6 +111,7 @@ opts=$(awk -v m="$MNT" '$2 == m { print $4 }' /proc/mounts)
 	fail "-o allow_other: mount options $opts"
 if command -v setpriv >/dev/null && [ "$(id -u)" -eq 0 ]; then
 	as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	chmod 755 "$TMP"   # mktemp made it 0700: let the other user reach $MNT
 	[ "$(as_nobody cat "$MNT/env/maxtext/gfx950/NNODES")" = 1 ] || fail "nobody cannot read NNODES"
 	! as_nobody cat "$MNT/env/maxtext/gfx950/HF_TOKEN" 2>/dev/null || fail "nobody read the secret"
 	! as_nobody cat "$MNT/env/maxtext/gfx950/env_file" 2>/dev/null || fail "nobody read env_file with a secret"
