@@ -7,6 +7,7 @@
  * `&&` and `||` chains are n-ary nodes so a long flat chain never deepens
  * the tree (evaluation and expr_free() recurse over it). */
 #include "expr.h"
+#include "text.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -417,41 +418,6 @@ out:
 	return rc;
 }
 
-/* strtoll's grammar without its leniency: the whole text, an optional sign
- * and decimal digits, no surrounding space, in range. */
-static bool parse_ll(const char *s, size_t len, long long *out)
-{
-	unsigned long long acc = 0, limit = LLONG_MAX;
-	bool neg = false;
-	size_t i = 0;
-
-	if (i < len && (s[i] == '+' || s[i] == '-')) {
-		neg = s[i] == '-';
-		i++;
-	}
-	if (i == len)
-		return false;
-	if (neg)
-		limit = (unsigned long long)LLONG_MAX + 1;
-	for (; i < len; i++) {
-		unsigned d;
-
-		if (!is_digit(s[i]))
-			return false;
-		d = (unsigned)(s[i] - '0');
-		if (acc > (limit - d) / 10)
-			return false;
-		acc = acc * 10 + d;
-	}
-	if (!neg)
-		*out = (long long)acc;
-	else if (acc == (unsigned long long)LLONG_MAX + 1)
-		*out = LLONG_MIN;
-	else
-		*out = -(long long)acc;
-	return true;
-}
-
 struct eval {
 	envfs_lookup_fn fn;
 	void *ctx;
@@ -521,7 +487,7 @@ static int eval(const struct eval *ev, const struct expr *e, bool *res)
 			*res = (al == bl && memcmp(a, b, al) == 0) == (e->op == OP_EQ);
 			return 0;
 		}
-		if (!parse_ll(a, al, &x) || !parse_ll(b, bl, &y)) {
+		if (!text_parse_ll(a, al, &x) || !text_parse_ll(b, bl, &y)) {
 			*res = false;
 			return 0;
 		}

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "strbuf.h"
+#include "text.h"
 
 /* An image environment is small; anything bigger is the wrong file. */
 #define INHERIT_MAX_BYTES (1024 * 1024)
@@ -80,57 +81,6 @@ void env_list_release(struct env_list *l)
 	free(l->v);
 	l->v = NULL;
 	l->n = l->cap = 0;
-}
-
-/* Same rules as Go's utf8.Valid, which docker applies to every line. */
-static size_t utf8_seq(const unsigned char *p, size_t n, unsigned *cp)
-{
-	unsigned c = p[0], min;
-	size_t len, i;
-
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		c &= 0x1f;
-		min = 0x80;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		c &= 0x0f;
-		min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		c &= 0x07;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (p[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
-}
-
-static bool utf8_valid(const char *s, size_t n)
-{
-	size_t i = 0, k;
-	unsigned cp;
-
-	while (i < n) {
-		if (!(k = utf8_seq((const unsigned char *)s + i, n - i, &cp)))
-			return false;
-		i += k;
-	}
-	return true;
 }
 
 /* Go's unicode.IsSpace, what docker trims from the start of each line. */

@@ -9,6 +9,7 @@
  * expanded only when used, so they cost no lookups (and cause no cycles)
  * otherwise; each nested default recurses once, bounded by TMPL_MAX_DEPTH. */
 #include "template.h"
+#include "text.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -65,41 +66,6 @@ static size_t name_len(const char *s, size_t len)
 	while (n < len && is_name_char(s[n]))
 		n++;
 	return n;
-}
-
-/* Same integer rule as conditions (expr.c): strtoll's grammar over the
- * whole text, no surrounding space, in range. */
-static bool parse_ll(const char *s, size_t len, long long *out)
-{
-	unsigned long long acc = 0, limit = LLONG_MAX;
-	bool neg = false;
-	size_t i = 0;
-
-	if (i < len && (s[i] == '+' || s[i] == '-')) {
-		neg = s[i] == '-';
-		i++;
-	}
-	if (i == len)
-		return false;
-	if (neg)
-		limit = (unsigned long long)LLONG_MAX + 1;
-	for (; i < len; i++) {
-		unsigned d;
-
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		d = (unsigned)(s[i] - '0');
-		if (acc > (limit - d) / 10)
-			return false;
-		acc = acc * 10 + d;
-	}
-	if (!neg)
-		*out = (long long)acc;
-	else if (acc == (unsigned long long)LLONG_MAX + 1)
-		*out = LLONG_MIN;
-	else
-		*out = -(long long)acc;
-	return true;
 }
 
 /* A value fit for a one-line message: short, printable. */
@@ -246,7 +212,7 @@ static int expand_func(struct tx *t, const char *s, size_t len, size_t *i)
 		return sb_add(t->out, ref, reflen);
 	if (r < 0)
 		return r;
-	if (!parse_ll(v, vl, &count) || count < 1 || count > TMPL_MAX_INDICES) {
+	if (!text_parse_ll(v, vl, &count) || count < 1 || count > TMPL_MAX_INDICES) {
 		quote_value(q, sizeof(q), v, vl);
 		problem(t, "%.*s: \"%s\" is not a count from 1 to %d", shown, ref, q,
 			TMPL_MAX_INDICES);

@@ -13,6 +13,7 @@
 #include <openssl/evp.h>
 
 #include "inherit.h"
+#include "text.h"
 
 /* docker's CLI reads env-files with bufio.Scanner, whose default token
  * limit (64 KiB) must hold the line plus its '\n'. */
@@ -28,61 +29,6 @@ static const char *const view_names[VIEW_COUNT] = {
 	[VIEW_EXPLAIN] = "explain",
 	[VIEW_DIGEST] = "digest",
 };
-
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when the bytes there
- * are not one. Rejects overlong forms, surrogates and code points above
- * U+10FFFF, as Go's utf8.Valid (docker) and JSON parsers do. *cp gets the
- * code point. */
-static size_t utf8_seq(const unsigned char *p, size_t n, unsigned *cp)
-{
-	unsigned c = p[0], min;
-	size_t len, i;
-
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		c &= 0x1f;
-		min = 0x80;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		c &= 0x0f;
-		min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		c &= 0x07;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (p[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
-}
-
-static bool utf8_valid(const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, k;
-	unsigned cp;
-
-	while (i < n) {
-		if (!(k = utf8_seq(p + i, n - i, &cp)))
-			return false;
-		i += k;
-	}
-	return true;
-}
 
 /* Go's unicode.IsSpace: what docker trims from the start of a line. */
 static bool unicode_space(unsigned cp)

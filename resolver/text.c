@@ -1,0 +1,88 @@
+/* Byte-string predicates shared by the loaders, evaluators and views. */
+#include "text.h"
+
+#include <limits.h>
+
+size_t utf8_seq(const unsigned char *p, size_t n, unsigned *cp)
+{
+	unsigned c = p[0], min;
+	size_t len, i;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		c &= 0x1f;
+		min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		c &= 0x0f;
+		min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		c &= 0x07;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (p[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+bool utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, k;
+	unsigned cp;
+
+	while (i < n) {
+		if (!(k = utf8_seq(p + i, n - i, &cp)))
+			return false;
+		i += k;
+	}
+	return true;
+}
+
+bool text_parse_ll(const char *s, size_t len, long long *out)
+{
+	unsigned long long acc = 0, limit = LLONG_MAX;
+	bool neg = false;
+	size_t i = 0;
+
+	if (i < len && (s[i] == '+' || s[i] == '-')) {
+		neg = s[i] == '-';
+		i++;
+	}
+	if (i == len)
+		return false;
+	if (neg)
+		limit = (unsigned long long)LLONG_MAX + 1;
+	for (; i < len; i++) {
+		unsigned d;
+
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		d = (unsigned)(s[i] - '0');
+		if (acc > (limit - d) / 10)
+			return false;
+		acc = acc * 10 + d;
+	}
+	if (!neg)
+		*out = (long long)acc;
+	else if (acc == (unsigned long long)LLONG_MAX + 1)
+		*out = LLONG_MIN;
+	else
+		*out = -(long long)acc;
+	return true;
+}

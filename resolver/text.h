@@ -1,0 +1,18 @@
+/* text: byte-string predicates shared by the loaders, evaluators and views. */
+#ifndef ENVFS_TEXT_H
+#define ENVFS_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 when the bytes there
+ * are not one. Rejects overlong forms, surrogates and code points above
+ * U+10FFFF, as Go's utf8.Valid (docker) and JSON parsers do. *cp gets the
+ * code point. */
+size_t utf8_seq(const unsigned char *p, size_t n, unsigned *cp);
+bool utf8_valid(const char *s, size_t n);
+/* strtoll's grammar without its leniency: the whole text, an optional sign
+ * and decimal digits, no surrounding space, in range. */
+bool text_parse_ll(const char *s, size_t len, long long *out);
+
+#endif
