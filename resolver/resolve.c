@@ -81,6 +81,7 @@ struct rctx {
 	unsigned seq;
 	unsigned depth;                 /* nested resolve_var calls */
 	bool depth_reported;
+	bool depth_cut;                 /* the last -ELOOP was the depth bound */
 };
 
 /* Deeper reference chains than this are reported, not followed: the
@@ -368,6 +369,12 @@ static int cand_value(struct rctx *r, struct rvar *v, struct cand *c);
 
 static void report_cycle(struct rctx *r, struct rvar *v, const char *file, unsigned line)
 {
+	/* A reference left unexpanded by the depth bound is not a cycle; the
+	 * bound has its own diagnostic. */
+	if (r->depth_cut) {
+		r->depth_cut = false;
+		return;
+	}
 	if (v->cycle_reported)
 		return;
 	v->cycle_reported = true;
@@ -922,6 +929,7 @@ static int resolve_var(struct rctx *r, struct rvar *v)
 				 "%s: references nest more than %d deep; the deeper ones are "
 				 "left unexpanded", v->name, RESOLVE_MAX_DEPTH);
 		}
+		r->depth_cut = true;
 		return -ELOOP;
 	}
 	v->st = ST_BUSY;

@@ -611,6 +611,68 @@ static int spec_from_doc(struct sctx *c, const struct ydoc *doc, struct spec *s)
 	return 0;
 }
 
+static const struct spec *index_spec;   /* qsort has no context argument */
+
+static int by_name_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = strcmp(index_spec->vars[x].name, index_spec->vars[y].name);
+
+	return c ? c : (x > y) - (x < y);
+}
+
+static int retired_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct spec_retired *)a)->name,
+		      ((const struct spec_retired *)b)->name);
+}
+
+/* Name lookups must not scan: resolution and validation ask once per
+ * variable, so a scan would make them quadratic in the spec's size. */
+static int spec_index(struct spec *s)
+{
+	size_t k;
+
+	if (!(s->by_name = calloc(s->nvars ? s->nvars : 1, sizeof(*s->by_name))))
+		return -ENOMEM;
+	for (k = 0; k < s->nvars; k++)
+		s->by_name[k] = k;
+	index_spec = s;
+	if (s->nvars > 1)
+		qsort(s->by_name, s->nvars, sizeof(*s->by_name), by_name_cmp);
+	index_spec = NULL;
+	if (s->nretired > 1)
+		qsort(s->retired, s->nretired, sizeof(*s->retired), retired_cmp);
+	return 0;
+}
+
+size_t spec_entries(const struct spec *s, const char *name, size_t *first)
+{
+	size_t lo = 0, hi = s->nvars, end;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (strcmp(s->vars[s->by_name[mid]].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < s->nvars && !strcmp(s->vars[s->by_name[end]].name, name); end++)
+		;
+	*first = lo;
+	return end - lo;
+}
+
+const struct spec_retired *spec_retired_find(const struct spec *s, const char *name)
+{
+	struct spec_retired key = { .name = (char *)name };
+
+	if (!s || !s->nretired)
+		return NULL;
+	return bsearch(&key, s->retired, s->nretired, sizeof(key), retired_cmp);
+}
+
 /* Takes doc; path names the file in provenance, display in diagnostics. */
 static int spec_from_loaded(const char *path, const char *display, struct ydoc *doc,
 			    struct spec **out, struct diag_list *diags)
@@ -625,6 +687,8 @@ static int spec_from_loaded(const char *path, const char *display, struct ydoc *
 	if (!(s->file = xstrdup(path)) || !(s->display = xstrdup(c.file)))
 		goto out;
 	spec_from_doc(&c, doc, s);
+	if ((err = spec_index(s)) < 0)
+		goto out;
 	err = c.errors ? -EINVAL : 0;
 	*out = s;
 	s = NULL;
@@ -683,6 +747,7 @@ void spec_free(struct spec *s)
 	for (k = 0; k < s->nvars; k++)
 		var_release(&s->vars[k]);
 	free(s->vars);
+	free(s->by_name);
 	free(s);
 }
 

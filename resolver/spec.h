@@ -92,12 +92,13 @@ struct spec {
 	char *owned_prefix;       /* e.g. FLAGOS_, or NULL */
 	char **families;          /* prefixes of dynamic families, e.g. FLAGOS_OP_ */
 	size_t nfamilies;
-	struct spec_retired *retired;
+	struct spec_retired *retired;  /* sorted by name */
 	size_t nretired;
 	struct spec_rule *rules;
 	size_t nrules;
 	struct spec_var *vars;    /* document order; a name may repeat (arch/when) */
 	size_t nvars;
+	size_t *by_name;          /* indices into vars sorted by name, then order */
 };
 
 /* One documented variable of the seeds' reference tables (catalog.yaml). */
@@ -144,6 +145,11 @@ void spec_set_free(struct spec_set *set);
 /* Borrowed lookups; NULL when absent. */
 const struct spec *spec_set_backend(const struct spec_set *set, const char *backend);
 const struct catalog_entry *spec_set_catalog(const struct spec_set *set, const char *name);
+/* The entries of s named name: returns how many, and *first is the
+ * position in s->by_name of the first (entries follow in document order). */
+size_t spec_entries(const struct spec *s, const char *name, size_t *first);
+/* Borrowed; NULL when name is not retired in s (s may be NULL). */
+const struct spec_retired *spec_retired_find(const struct spec *s, const char *name);
 bool spec_has_arch(const struct spec *s, const char *arch);
 bool spec_var_applies_to_arch(const struct spec_var *v, const char *arch);
 

@@ -231,14 +231,15 @@ static const struct spec_var *spec_typed(const struct spec *sp, const char *name
 					 const char *arch)
 {
 	const struct spec_var *any = NULL;
-	size_t k;
+	size_t first, n, k;
 
 	if (!sp)
 		return NULL;
-	for (k = 0; k < sp->nvars; k++) {
-		const struct spec_var *v = &sp->vars[k];
+	n = spec_entries(sp, name, &first);
+	for (k = 0; k < n; k++) {
+		const struct spec_var *v = &sp->vars[sp->by_name[first + k]];
 
-		if (v->type.type == VT_NONE || strcmp(v->name, name))
+		if (v->type.type == VT_NONE)
 			continue;
 		if (spec_var_applies_to_arch(v, arch))
 			return v;
@@ -520,24 +521,14 @@ out:
 
 static const struct spec_retired *find_retired(const struct spec *sp, const char *name)
 {
-	size_t k;
-
-	if (!sp)
-		return NULL;
-	for (k = 0; k < sp->nretired; k++)
-		if (!strcmp(sp->retired[k].name, name))
-			return &sp->retired[k];
-	return NULL;
+	return spec_retired_find(sp, name);
 }
 
 static bool declared(const struct spec *sp, const char *name)
 {
-	size_t k;
+	size_t first;
 
-	for (k = 0; k < sp->nvars; k++)
-		if (!strcmp(sp->vars[k].name, name))
-			return true;
-	return false;
+	return spec_entries(sp, name, &first) > 0;
 }
 
 static bool in_family(const struct spec *sp, const char *name)
