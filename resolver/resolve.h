@@ -55,7 +55,7 @@ struct world {
 };
 
 struct resolution {
-	struct snapshot **dirs;        /* sorted by backend, then arch */
+	struct snapshot **dirs;        /* backends by name, arches in spec order */
 	size_t ndirs;
 	struct diag_list diags;        /* load-time plus every directory's */
 };
