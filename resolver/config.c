@@ -50,17 +50,12 @@ static int diag(struct ctx *c, enum diag_sev sev, const struct ynode *at,
 static int diag(struct ctx *c, enum diag_sev sev, const struct ynode *at,
 		const char *fmt, ...)
 {
-	struct strbuf msg = STRBUF_INIT;
 	va_list ap;
 	int err;
 
 	va_start(ap, fmt);
-	err = sb_vaddf(&msg, fmt, ap);
+	err = diag_vadd(c->diags, sev, c->file, at ? at->line : 1, at ? at->col : 1, fmt, ap);
 	va_end(ap);
-	if (!err)
-		err = diag_add(c->diags, sev, c->file, at ? at->line : 1,
-			       at ? at->col : 1, "%s", sb_str(&msg));
-	sb_release(&msg);
 	return err;
 }
 

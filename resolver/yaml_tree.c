@@ -159,18 +159,13 @@ static int limit_error(struct builder *b, const yaml_mark_t *m,
 static int limit_error(struct builder *b, const yaml_mark_t *m,
 		       const char *fmt, ...)
 {
-	struct strbuf msg = STRBUF_INIT;
 	va_list ap;
 	int err;
 
 	va_start(ap, fmt);
-	err = sb_vaddf(&msg, fmt, ap);
+	err = diag_vadd(b->diags, DIAG_ERROR, b->doc->file, (unsigned)m->line + 1,
+			(unsigned)m->column + 1, fmt, ap);
 	va_end(ap);
-	if (!err)
-		err = diag_add(b->diags, DIAG_ERROR, b->doc->file,
-			       (unsigned)m->line + 1, (unsigned)m->column + 1,
-			       "%s", sb_str(&msg));
-	sb_release(&msg);
 	return err < 0 ? err : -EINVAL;
 }
 
