@@ -21,6 +21,7 @@
 #include "envfs.h"
 #include "ll_ops.h"
 #include "reload.h"
+#include "statefile.h"
 
 #define FUSE_SUPER_MAGIC 0x65735546
 
@@ -56,6 +57,34 @@ static int check_mountpoint(const char *mp)
 	return 0;
 }
 
+/* The overrides of --state, before the first load resolves with them. A
+ * file that does not load stops the mount: dropping it would silently
+ * lose what was written. */
+static int load_state(struct envfs *fs)
+{
+	struct diag_list d = DIAG_LIST_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	const char *path = fs->opts->ci.state;
+	size_t i;
+	int err = 0;
+
+	if (!path || (err = statefile_load(path, &fs->ov, &d)) == 0)
+		goto out;
+	for (i = 0; i < d.n; i++) {
+		sb_reset(&sb);
+		if (diag_format(&d.v[i], &sb) == 0)
+			fprintf(stderr, "primus-envfs: %s\n", sb_str(&sb));
+	}
+	if (!d.n)
+		fprintf(stderr, "primus-envfs: %s: %s\n", path, strerror(-err));
+	fprintf(stderr, "primus-envfs: the state file %s did not load; fix or move it "
+		"(it is never discarded)\n", path);
+out:
+	sb_release(&sb);
+	diag_list_release(&d);
+	return err;
+}
+
 static int run_loop(struct fuse_session *se, bool single_thread)
 {
 	struct fuse_loop_config *cfg;
@@ -81,6 +110,8 @@ int cmd_mount(int argc, char **argv)
 	memset(&fs, 0, sizeof(fs));
 	pthread_mutex_init(&fs.ov_lock, NULL);
 	pthread_mutex_init(&fs.publish_lock, NULL);
+	pthread_mutex_init(&fs.wopen_lock, NULL);
+	pthread_mutex_init(&fs.live_lock, NULL);
 	if (mount_opts_parse(&mo, argc, argv) < 0 || inputs_finish(&mo.ci) < 0 ||
 	    check_mountpoint(mo.mountpoint) < 0)
 		goto out;
@@ -91,7 +122,8 @@ int cmd_mount(int argc, char **argv)
 		fprintf(stderr, "primus-envfs: %s\n", strerror(ENOMEM));
 		goto out;
 	}
-	if (reloader_new(&fs, &fs.reloader) < 0 || envfs_load_initial(&fs) < 0)
+	if (load_state(&fs) < 0 || reloader_new(&fs, &fs.reloader) < 0 ||
+	    envfs_load_initial(&fs) < 0)
 		goto out;
 	state_ready = true;
 	/* libfuse prints its own reason when these fail. */
@@ -132,6 +164,8 @@ out:
 		fuse_session_destroy(se);
 	if (cwd >= 0)
 		close(cwd);
+	blob_unref(fs.status_blob);
+	blob_unref(fs.status_src);
 	if (state_ready)
 		state_release(&fs.state);
 	world_free(fs.world);
@@ -139,6 +173,8 @@ out:
 	tree_free(fs.tree);
 	pthread_mutex_destroy(&fs.ov_lock);
 	pthread_mutex_destroy(&fs.publish_lock);
+	pthread_mutex_destroy(&fs.wopen_lock);
+	pthread_mutex_destroy(&fs.live_lock);
 	mount_opts_release(&mo);
 	return ret;
 }

@@ -3,6 +3,8 @@
 #ifndef ENVFS_ENVFS_H
 #define ENVFS_ENVFS_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "envfs_fuse.h"
@@ -30,6 +32,24 @@ struct envfs {
 	gid_t gid;
 	struct fuse_session *se;         /* set once mounted */
 	struct reloader *reloader;       /* owned */
+	/* Open write handles (ll_ops.c), so the truncate the kernel sends
+	 * for an O_TRUNC open is applied to that open, not committed.
+	 * Guarded by wopen_lock. */
+	pthread_mutex_t wopen_lock;
+	struct open_file *wopens;
+	/* -o ro fast path (ll_ops.c): set at init when the kernel can do
+	 * without OPEN / OPENDIR, which then get ENOSYS, so a warm `cat`
+	 * costs no request at all. */
+	bool zero_open;
+	bool zero_opendir;
+	/* The status bytes whose size the kernel was last told (getattr,
+	 * lookup), which reads without an open then serve, so size and
+	 * bytes agree. Guarded by live_lock. */
+	pthread_mutex_t live_lock;
+	struct blob *status_blob;        /* one reference, or NULL */
+	struct blob *status_src;         /* one reference: the epoch status
+	                                    text it extends, which names the
+	                                    epoch without keeping it alive */
 };
 
 #endif

@@ -208,6 +208,11 @@ int inval_diff(struct envfs *fs, struct epoch *old, struct epoch *new,
 		struct node *bnode;
 		int c = !a ? 1 : !b ? -1 : dir_order(a, b);
 
+		if (c == 0 && a->snap == b->snap) {
+			/* Shared by an override commit: nothing changed. */
+			i++, j++;
+			continue;
+		}
 		if (c == 0) {
 			bnode = tree_known(fs->tree, env) ?
 				tree_find(fs->tree, INO_ENV, a->snap->backend,

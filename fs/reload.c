@@ -118,6 +118,8 @@ static int render_texts(struct envfs *fs, struct epoch *e, const struct load *ld
 	if ((err = diagnostics_render(&ld->diags, &sb)) < 0 ||
 	    (err = blob_from_sb(&sb, &e->diagnostics)) < 0)
 		goto out;
+	if (ld->error && !(e->last_error = strdup(ld->error)))
+		err = -ENOMEM;
 out:
 	sb_release(&sb);
 	return err;
@@ -164,6 +166,7 @@ int envfs_reload(struct envfs *fs)
 	struct load ld = { 0 };
 	struct epoch *prev, *next = NULL, *old;
 	struct world *old_world = NULL;
+	bool send = false;
 	int err, lerr;
 
 	pthread_mutex_lock(&fs->publish_lock);
@@ -203,11 +206,15 @@ int envfs_reload(struct envfs *fs)
 	epoch_unref(old);
 	/* Freed only now: snapshots may borrow strings from their world. */
 	world_free(old_world);
-	if (!fs->opts->noinval && fs->se)
-		inval_send(fs->se, &l);
+	send = true;
 	err = lerr;
 out:
 	pthread_mutex_unlock(&fs->publish_lock);
+	/* Sent outside the lock: an invalidation can wait on a directory the
+	 * kernel holds for an unlink or rename whose handler is waiting for
+	 * publish_lock to commit. */
+	if (send && !fs->opts->noinval && fs->se)
+		inval_send(fs->se, &l);
 	epoch_unref(prev);
 	epoch_unref(next);
 	inval_list_release(&l);
@@ -231,8 +238,10 @@ struct reloader {
 	pthread_t thread;
 	bool started;
 	atomic_bool stop;
-	pthread_mutex_t qlock;       /* guards queue */
+	pthread_mutex_t qlock;       /* guards queue and the counts */
 	struct inval_list queue;
+	uint64_t queued, sent;       /* batches handed over / sent */
+	pthread_cond_t sent_cond;    /* signalled when sent grows */
 };
 
 #define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | \
@@ -292,6 +301,7 @@ int reloader_new(struct envfs *fs, struct reloader **out)
 	r->fs = fs;
 	r->efd = -1;
 	pthread_mutex_init(&r->qlock, NULL);
+	pthread_cond_init(&r->sent_cond, NULL);
 	atomic_init(&r->stop, false);
 	if ((r->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0 ||
 	    (r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
@@ -388,14 +398,20 @@ static void debounce(struct reloader *r)
 static void send_queued(struct reloader *r)
 {
 	struct inval_list l;
+	uint64_t upto;
 
 	pthread_mutex_lock(&r->qlock);
 	l = r->queue;
+	upto = r->queued;
 	memset(&r->queue, 0, sizeof(r->queue));
 	pthread_mutex_unlock(&r->qlock);
 	if (l.n && !r->fs->opts->noinval)
 		inval_send(r->fs->se, &l);
 	inval_list_release(&l);
+	pthread_mutex_lock(&r->qlock);
+	r->sent = upto;
+	pthread_cond_broadcast(&r->sent_cond);
+	pthread_mutex_unlock(&r->qlock);
 }
 
 static void *reloader_main(void *arg)
@@ -463,7 +479,8 @@ static void wake(struct reloader *r)
 		return;
 }
 
-int reloader_queue(struct reloader *r, struct inval_list *l)
+/* Queues l; *ticket is the batch number to wait for. */
+static int queue(struct reloader *r, struct inval_list *l, uint64_t *ticket)
 {
 	size_t i;
 	int err = 0;
@@ -476,10 +493,40 @@ int reloader_queue(struct reloader *r, struct inval_list *l)
 						   it->name_len)
 				 : inval_add_inode(&r->queue, it->ino);
 	}
+	*ticket = ++r->queued;
 	pthread_mutex_unlock(&r->qlock);
 	inval_list_release(l);
 	wake(r);
 	return err;
+}
+
+int reloader_queue(struct reloader *r, struct inval_list *l)
+{
+	uint64_t ticket;
+
+	return queue(r, l, &ticket);
+}
+
+int reloader_queue_wait(struct reloader *r, struct inval_list *l, int max_ms)
+{
+	struct timespec until;
+	uint64_t ticket;
+	int err, rc = 0;
+
+	if ((err = queue(r, l, &ticket)) < 0)
+		return err;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += max_ms / 1000;
+	until.tv_nsec += (long)(max_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&r->qlock);
+	while (r->started && !atomic_load(&r->stop) && r->sent < ticket && rc == 0)
+		rc = pthread_cond_timedwait(&r->sent_cond, &r->qlock, &until);
+	pthread_mutex_unlock(&r->qlock);
+	return rc ? -rc : 0;
 }
 
 void reloader_free(struct reloader *r)
@@ -501,6 +548,7 @@ void reloader_free(struct reloader *r)
 		free(r->w[i].name);
 	free(r->w);
 	inval_list_release(&r->queue);
+	pthread_cond_destroy(&r->sent_cond);
 	pthread_mutex_destroy(&r->qlock);
 	free(r);
 }

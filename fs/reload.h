@@ -40,6 +40,12 @@ int reloader_start(struct reloader *r);
 /* Hands invalidations to the thread to send (for changes published from
  * a request handler). Takes l's contents; l is left empty. */
 int reloader_queue(struct reloader *r, struct inval_list *l);
+/* The same, then waits until the thread has sent them (at most max_ms),
+ * for a commit whose close() must not return before stale caches are
+ * dropped. The caller must hold nothing the kernel's invalidation could
+ * wait on: no request in flight of its own but FLUSH. Returns 0, or
+ * -ETIMEDOUT (they are still sent later). */
+int reloader_queue_wait(struct reloader *r, struct inval_list *l, int max_ms);
 /* Stops and joins the thread (if started) and frees r. NULL is a no-op. */
 void reloader_free(struct reloader *r);
 

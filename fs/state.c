@@ -89,6 +89,35 @@ int epoch_clone_dirs(const struct epoch *src, struct epoch **out)
 	return 0;
 }
 
+int epoch_with_dir(const struct epoch *src, struct snapshot *snap, struct epoch **out)
+{
+	struct epoch *e = NULL;
+	struct epoch_dir *d;
+	struct blob *b;
+	int k, err;
+
+	if (!epoch_find_dir(src, snap->backend, snap->arch))
+		return -ENOENT;
+	if ((err = epoch_clone_dirs(src, &e)) < 0)
+		return err;
+	e->loaded = src->loaded;
+	d = epoch_find_dir(e, snap->backend, snap->arch);
+	for (k = 0; k < VIEW_COUNT; k++) {
+		blob_unref(atomic_load(&d->views[k]));
+		atomic_store(&d->views[k], NULL);
+	}
+	snapshot_unref(d->snap);
+	d->snap = snapshot_ref(snap);
+	/* status lists every digest. */
+	if ((err = epoch_view(d, VIEW_DIGEST, &b)) < 0) {
+		epoch_unref(e);
+		return err;
+	}
+	blob_unref(b);
+	*out = e;
+	return 0;
+}
+
 struct epoch *epoch_ref(struct epoch *e)
 {
 	atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
@@ -110,6 +139,7 @@ void epoch_unref(struct epoch *e)
 	free(e->dirs);
 	blob_unref(e->status);
 	blob_unref(e->diagnostics);
+	free(e->last_error);
 	free(e);
 }
 

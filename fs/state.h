@@ -41,6 +41,8 @@ struct epoch {
 	struct timespec loaded;      /* the load attempt that made this epoch */
 	struct blob *status;         /* set before publishing; owned */
 	struct blob *diagnostics;
+	char *last_error;            /* why the latest load failed, or NULL;
+	                                owned (a commit carries it over) */
 };
 
 /* A new epoch over r's directories (one snapshot reference each; r stays
@@ -49,6 +51,12 @@ int epoch_from_resolution(const struct resolution *r, struct epoch **out);
 /* A new epoch sharing src's directories and rendered views, for a failed
  * load that keeps serving the last good resolution. */
 int epoch_clone_dirs(const struct epoch *src, struct epoch **out);
+/* A new epoch sharing src's directories and rendered views but for the
+ * one of snap's backend/arch, which becomes snap (the epoch takes its own
+ * reference) with its digest rendered: an override commit re-resolves one
+ * directory. Generation and times are src's. -ENOENT when src has no such
+ * directory. */
+int epoch_with_dir(const struct epoch *src, struct snapshot *snap, struct epoch **out);
 struct epoch *epoch_ref(struct epoch *e);
 void epoch_unref(struct epoch *e);
 

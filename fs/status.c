@@ -3,6 +3,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "counters.h"
 #include "envfs_config.h"
 #include "status.h"
 
@@ -67,6 +68,20 @@ int status_render(struct envfs *fs, const struct epoch *e,
 			goto out;
 	}
 out:
+	return err;
+}
+
+int status_live(const struct epoch *e, struct blob **out)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int err;
+
+	if ((err = sb_add(&sb, e->status->data, e->status->len)) < 0 ||
+	    (err = counters_render(&sb)) < 0 ||
+	    (err = blob_from_sb(&sb, out)) < 0)
+		goto out;
+out:
+	sb_release(&sb);
 	return err;
 }
 

@@ -6,7 +6,11 @@
  *   last_error: none
  *   digest maxtext/gfx950 6f1c…
  *
- * Rendered once per load into the epoch, so every open sees one state. */
+ * Rendered once per load into the epoch, so every open sees one state;
+ * the request counters (counters.h) are live and appended per read:
+ *   requests lookup 14
+ *   ...
+ *   requests status 3 */
 #ifndef ENVFS_STATUS_H
 #define ENVFS_STATUS_H
 
@@ -20,6 +24,9 @@
  * load failed, or NULL. Returns 0 or -ENOMEM. */
 int status_render(struct envfs *fs, const struct epoch *e,
 		  const char *last_error, struct strbuf *out);
+/* *out: e's status text followed by the request counters as they are
+ * now (one reference, caller-owned). Returns 0 or -ENOMEM. */
+int status_live(const struct epoch *e, struct blob **out);
 /* Appends one "file:line:col: severity: message" line per diagnostic. */
 int diagnostics_render(const struct diag_list *l, struct strbuf *out);
 

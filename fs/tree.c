@@ -14,6 +14,8 @@ struct tree {
 	size_t nino, cap_ino;
 	struct node **buckets;   /* power of two */
 	size_t nbuckets, nnodes;
+	struct node **retired;   /* replaced by tree_rename, freed at the end */
+	size_t nretired, cap_retired;
 };
 
 static size_t hash_key(fuse_ino_t parent, const char *name, size_t len)
@@ -164,6 +166,9 @@ void tree_free(struct tree *t)
 		return;
 	for (i = 0; i < t->nino; i++)
 		free(t->by_ino ? t->by_ino[i] : NULL);
+	for (i = 0; i < t->nretired; i++)
+		free(t->retired[i]);
+	free(t->retired);
 	free(t->by_ino);
 	free(t->buckets);
 	pthread_mutex_destroy(&t->lock);
@@ -206,10 +211,70 @@ int tree_intern(struct tree *t, struct node *parent, const char *name,
 	return err;
 }
 
+static void unhash_locked(struct tree *t, struct node *n)
+{
+	struct node **pp = &t->buckets[hash_key(n->parent, n->name, n->name_len) &
+				       (t->nbuckets - 1)];
+
+	for (; *pp; pp = &(*pp)->hnext) {
+		if (*pp == n) {
+			*pp = n->hnext;
+			n->hnext = NULL;
+			t->nnodes--;
+			return;
+		}
+	}
+}
+
+int tree_rename(struct tree *t, fuse_ino_t parent, const char *from, const char *to)
+{
+	size_t len = strlen(to), h;
+	struct node *a, *b, *n;
+	int err = 0;
+
+	if (!strcmp(from, to))
+		return 0;
+	pthread_mutex_lock(&t->lock);
+	if (!(a = find_locked(t, parent, from, strlen(from))))
+		goto out;
+	err = -ENOMEM;
+	if (t->nretired == t->cap_retired) {
+		size_t cap = t->cap_retired ? t->cap_retired * 2 : 16;
+		struct node **v = realloc(t->retired, cap * sizeof(*v));
+
+		if (!v)
+			goto out;
+		t->retired = v;
+		t->cap_retired = cap;
+	}
+	if (!(n = calloc(1, sizeof(*n) + len + 1)))
+		goto out;
+	*n = *a;
+	memcpy((char *)(n + 1), to, len);
+	n->name = (const char *)(n + 1);
+	n->name_len = len;
+	/* b keeps its number (the kernel may still hold it, unlinked) but is
+	 * found by name no more. */
+	if ((b = find_locked(t, parent, to, len)))
+		unhash_locked(t, b);
+	unhash_locked(t, a);
+	t->retired[t->nretired++] = a;
+	t->by_ino[n->ino] = n;
+	h = hash_key(parent, to, len) & (t->nbuckets - 1);
+	n->hnext = t->buckets[h];
+	t->buckets[h] = n;
+	t->nnodes++;
+	err = 0;
+out:
+	pthread_mutex_unlock(&t->lock);
+	return err;
+}
+
 void tree_lookup_add(struct tree *t, struct node *node, uint64_t n)
 {
+	/* By number: a node replaced by a rename counts on its successor. */
 	pthread_mutex_lock(&t->lock);
-	node->nlookup += n;
+	t->by_ino[node->ino]->nlookup += n;
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -229,7 +294,7 @@ bool tree_known(struct tree *t, const struct node *node)
 	bool known;
 
 	pthread_mutex_lock(&t->lock);
-	known = node->nlookup > 0;
+	known = t->by_ino[node->ino]->nlookup > 0;
 	pthread_mutex_unlock(&t->lock);
 	return known;
 }

@@ -5,7 +5,8 @@
  * published state (state.h); the tree only names things.
  *
  * Nodes are never freed before tree_free(): pointers returned here stay
- * valid, and all fields but the lookup count are immutable. forget only
+ * valid, and all fields but the lookup count are immutable (a rename
+ * replaces a node, tree_rename()). forget only
  * lowers the count, which tells the reload thread whether the kernel may
  * cache the node (worth an invalidation). Thread-safe. */
 #ifndef ENVFS_TREE_H
@@ -67,6 +68,14 @@ struct node *tree_find(struct tree *t, fuse_ino_t parent, const char *name,
 int tree_intern(struct tree *t, struct node *parent, const char *name,
 		size_t name_len, enum node_kind kind, enum view_kind view,
 		struct node **out);
+/* A rename the kernel has been told succeeded: it now holds from's inode
+ * under the name to (VFS d_move), so the path parent/to is rebound to
+ * that inode number, and from loses its number (a later lookup gets a new
+ * one). to's old node, if any, keeps its number but no name. Node structs
+ * are replaced, never changed or freed, so pointers handed out earlier
+ * stay valid and keep describing the path they were found by. Returns 0
+ * (also when from was never named) or -ENOMEM. */
+int tree_rename(struct tree *t, fuse_ino_t parent, const char *from, const char *to);
 /* Counts n kernel references to node (a successful lookup reply). */
 void tree_lookup_add(struct tree *t, struct node *node, uint64_t n);
 /* The kernel dropped n references to ino (FORGET). */

@@ -213,7 +213,7 @@ static int add_cand(struct rctx *r, const char *name, struct cand c)
 	if (!v)
 		return -EINVAL;
 	if (v->nc == v->capc) {
-		size_t cap = v->capc ? v->capc * 2 : 4;
+		size_t cap = v->capc ? v->capc * 2 : 1;
 		struct cand *p = realloc(v->c, cap * sizeof(*p));
 
 		if (!p)
@@ -554,23 +554,39 @@ static int cand_value(struct rctx *r, struct rvar *v, struct cand *c)
 	return 0;
 }
 
+/* "file:line" straight into the arena: one per variable, so no printf
+ * and no temporary buffer (this ran at 8% of a 10,000-variable load). */
 static int cand_source(struct rctx *r, const struct cand *c, const char **out)
 {
-	struct strbuf sb = STRBUF_INIT;
-	int err = 0;
+	char digits[12];
+	const char *file;
+	unsigned line;
+	size_t flen, nd = 0;
+	char *p;
 
-	if (c->sv)
-		err = sb_addf(&sb, "%s:%u", c->spec->display, c->sv->line);
-	else if (c->cfg >= 0)
-		err = sb_addf(&sb, "%s:%u", r->w->config->file, r->w->config->env[c->cfg].line);
-	else {
+	if (c->sv) {
+		file = c->spec->display;
+		line = c->sv->line;
+	} else if (c->cfg >= 0) {
+		file = r->w->config->file;
+		line = r->w->config->env[c->cfg].line;
+	} else {
 		*out = c->source;
 		return 0;
 	}
-	if (!err && !(*out = arena_strndup(r->arena, sb_str(&sb), sb.len)))
-		err = -ENOMEM;
-	sb_release(&sb);
-	return err;
+	do
+		digits[nd++] = (char)('0' + line % 10);
+	while ((line /= 10));
+	flen = strlen(file);
+	if (!(p = arena_alloc(r->arena, flen + 1 + nd + 1)))
+		return -ENOMEM;
+	memcpy(p, file, flen);
+	p[flen] = ':';
+	while (nd)
+		p[++flen] = digits[--nd];
+	p[flen + 1] = '\0';
+	*out = p;
+	return 0;
 }
 
 static int add_shadow(struct rctx *r, struct rvar *v, const struct cand *c)
@@ -593,8 +609,8 @@ static int finish_layers(struct rvar *v, unsigned mask)
 
 	for (l = LAYER_BACKEND; l <= LAYER_OVERRIDE && !err; l++)
 		if (mask & (1u << l))
-			err = sb_addf(&v->layers_sb, "%s%s", v->layers_sb.len ? " " : "",
-				      layer_name(l));
+			err = (v->layers_sb.len ? sb_addc(&v->layers_sb, ' ') : 0) ?:
+			      sb_adds(&v->layers_sb, layer_name(l));
 	return err;
 }
 

@@ -10,9 +10,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "inherit.h"
+#include "sha256.h"
 #include "text.h"
 
 /* docker's CLI reads env-files with bufio.Scanner, whose default token
@@ -473,20 +472,21 @@ static int render_explain(const struct snapshot *s, struct strbuf *out)
 static int render_digest(const struct snapshot *s, struct strbuf *out)
 {
 	struct strbuf env = STRBUF_INIT;
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0, i;
+	static const char hex[] = "0123456789abcdef";
+	uint8_t md[SHA256_LEN];
+	char line[2 * SHA256_LEN + 1];
+	size_t i;
 	int err;
 
 	if ((err = render_environ(s, &env)) < 0)
 		goto out;
-	if (!EVP_Digest(env.len ? env.buf : "", env.len, md, &mdlen, EVP_sha256(), NULL)) {
-		err = -EIO;
-		goto out;
+	sha256(env.len ? env.buf : "", env.len, md);
+	for (i = 0; i < SHA256_LEN; i++) {
+		line[2 * i] = hex[md[i] >> 4];
+		line[2 * i + 1] = hex[md[i] & 15];
 	}
-	for (i = 0; i < mdlen && !err; i++)
-		err = sb_addf(out, "%02x", md[i]);
-	if (!err)
-		err = sb_addc(out, '\n');
+	line[2 * SHA256_LEN] = '\n';
+	err = sb_add(out, line, sizeof(line));
 out:
 	sb_release(&env);
 	return err;

@@ -16,7 +16,7 @@ SECONDS_EACH=${1:?usage: run.sh SECONDS}
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 BUILD=${FUZZ_BUILD:-$REPO/build-fuzz}
-HARNESSES=${FUZZ_ONLY:-config spec inherit expr}
+HARNESSES=${FUZZ_ONLY:-config spec inherit expr state}
 JOBS=${FUZZ_JOBS:-1}
 
 if [ ! -f "$BUILD/build.ninja" ]; then
@@ -39,6 +39,7 @@ seeds() {
 	inherit) echo tests/fixtures/inherit tests/fixtures/docker tests/fixtures/mount \
 		tests/hostile/inherit ;;
 	expr) echo tests/fuzz/seeds/expr ;;
+	state) echo tests/fuzz/seeds/state ;;
 	esac
 }
 

@@ -155,3 +155,31 @@ wait_for_value() {
 		fi
 	done
 }
+
+# The system python starts in milliseconds; a version manager's shim can
+# take a tenth of a second per call.
+if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
+
+# py_errno PYTHON_EXPR: evaluates the expression (os is imported) and
+# prints ok, or the errno name of the OSError it raised (EACCES, ...).
+# put(PATH, TEXT[, MODE]) writes and closes, so errors of close() count.
+py_errno() {
+	"$PYTHON" - "$1" <<'PY'
+import errno, os, sys
+def put(path, text, mode="w"):
+    with open(path, mode) as f:
+        f.write(text)
+try:
+    eval(sys.argv[1])
+    print("ok")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, str(e.errno)))
+PY
+}
+
+# expect_errno WANT PYTHON_EXPR: fails unless py_errno prints WANT.
+expect_errno() {
+	local got
+	got=$(py_errno "$2")
+	[ "$got" = "$1" ] || fail "$2: $got, want $1"
+}

@@ -1,0 +1,328 @@
+/* Committing overrides; see commit.h. Every commit runs under
+ * publish_lock, so it sees the epoch it replaces and the world that epoch
+ * was resolved from, and no reload can interleave. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "commit.h"
+#include "statefile.h"
+#include "status.h"
+
+/* One change to fs->ov and what it replaced, for the rollback. */
+struct change {
+	const char *name;
+	bool remove;                 /* rm: drop the override, or record an unset */
+	const char *value;           /* set: the new value */
+	size_t len;
+	bool had;                    /* an override existed */
+	char *old;                   /* its value (NULL: it was an unset); owned */
+	size_t old_len;
+};
+
+/* Applies ch to ov, remembering what it replaced. ov_lock held. */
+static int change_apply(struct override_set *ov, const char *backend,
+			const char *arch, struct change *ch)
+{
+	const struct override *o = override_set_find(ov, backend, arch, ch->name);
+
+	if (o) {
+		ch->had = true;
+		ch->old_len = o->value_len;
+		if (o->value && !(ch->old = xstrndup(o->value, o->value_len)))
+			return -ENOMEM;
+	}
+	if (!ch->remove)
+		return override_set_put(ov, backend, arch, ch->name, ch->value, ch->len);
+	/* rm of an override brings the resolved value back; rm of anything
+	 * else unsets it for this run. */
+	if (o)
+		return override_set_drop(ov, backend, arch, ch->name);
+	return override_set_put(ov, backend, arch, ch->name, NULL, 0);
+}
+
+static void change_undo(struct override_set *ov, const char *backend,
+			const char *arch, const struct change *ch)
+{
+	int err;
+
+	if (ch->had)
+		err = override_set_put(ov, backend, arch, ch->name, ch->old, ch->old_len);
+	else
+		err = override_set_drop(ov, backend, arch, ch->name);
+	if (err < 0 && err != -ENOENT)
+		fprintf(stderr, "primus-envfs: cannot roll back the override of %s/%s/%s: %s\n",
+			backend, arch, ch->name, strerror(-err));
+}
+
+/* The diagnostics file of a successful load, rebuilt after one directory
+ * changed: the world's, then each directory's own, in resolve_all's order. */
+static int render_diagnostics(const struct world *w, struct epoch *e, struct strbuf *out)
+{
+	struct diag_list all = DIAG_LIST_INIT;
+	size_t k, j, d;
+	int err;
+
+	if ((err = diag_extend(&all, &w->diags)) < 0)
+		goto out;
+	for (k = 0; k < w->specs->nbackends; k++) {
+		const struct spec *s = w->specs->backends[k];
+		const char **arches = NULL;
+		size_t na = 0;
+
+		if ((err = world_arches(w, s, &arches, &na)) < 0)
+			goto out;
+		for (j = 0; j < na && err == 0; j++) {
+			struct epoch_dir *ed = epoch_find_dir(e, s->backend, arches[j]);
+
+			for (d = w->diags.n; ed && d < ed->snap->diags.n && err == 0; d++) {
+				struct diag_list one = { &ed->snap->diags.v[d], 1, 1 };
+
+				err = diag_extend(&all, &one);
+			}
+		}
+		free(arches);
+		if (err < 0)
+			goto out;
+	}
+	err = diagnostics_render(&all, out);
+out:
+	diag_list_release(&all);
+	return err;
+}
+
+/* status and diagnostics of next, which replaces prev after a commit. */
+static int render_texts(struct envfs *fs, struct epoch *prev, struct epoch *next)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int err;
+
+	if (prev->last_error && !(next->last_error = strdup(prev->last_error)))
+		return -ENOMEM;
+	if ((err = status_render(fs, next, next->last_error, &sb)) < 0 ||
+	    (err = blob_from_sb(&sb, &next->status)) < 0)
+		goto out;
+	sb_reset(&sb);
+	/* After a failed load the diagnostics say why; keep them. */
+	if (prev->last_error) {
+		next->diagnostics = blob_ref(prev->diagnostics);
+		goto out;
+	}
+	if ((err = render_diagnostics(fs->world, next, &sb)) < 0 ||
+	    (err = blob_from_sb(&sb, &next->diagnostics)) < 0)
+		goto out;
+out:
+	sb_release(&sb);
+	return err;
+}
+
+/* Applies changes to backend/arch and publishes; publish_lock held, prev
+ * the current epoch. */
+static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
+		 const char *arch, struct change *ch, size_t nch, struct inval_list *inval)
+{
+	const char *state = fs->opts->ci.state;
+	struct snapshot *snap = NULL;
+	struct epoch *next = NULL, *old;
+	size_t applied = 0, i;
+	int err = 0;
+
+	pthread_mutex_lock(&fs->ov_lock);
+	for (; applied < nch && err == 0; applied++)
+		err = change_apply(&fs->ov, backend, arch, &ch[applied]);
+	if (err == 0)
+		err = resolve_dir(fs->world, &fs->ov, backend, arch, &snap);
+	pthread_mutex_unlock(&fs->ov_lock);
+	if (err < 0)
+		goto undo;
+	if ((err = epoch_with_dir(prev, snap, &next)) < 0 ||
+	    (err = inval_diff(fs, prev, next, inval)) < 0)
+		goto undo;
+	next->generation = prev->generation + (inval->changed ? 1 : 0);
+	if (!inval->changed)
+		next->changed = prev->changed;
+	if ((err = render_texts(fs, prev, next)) < 0 ||
+	    (err = inval_add_inode(inval, INO_STATUS)) < 0 ||
+	    (err = inval_add_inode(inval, INO_DIAGNOSTICS)) < 0)
+		goto undo;
+	/* Durable before anyone can see it: close() returns after this. */
+	if (state) {
+		pthread_mutex_lock(&fs->ov_lock);
+		err = statefile_save(state, &fs->ov);
+		pthread_mutex_unlock(&fs->ov_lock);
+		if (err < 0) {
+			fprintf(stderr, "primus-envfs: cannot save the state to %s: %s; "
+				"the change is refused\n", state, strerror(-err));
+			goto undo;
+		}
+	}
+	old = state_swap(&fs->state, next);
+	next = NULL;
+	/* As in a reload: answers from the old epoch reach the kernel before
+	 * the invalidations do. Handlers never wait on a commit. */
+	epoch_wait_idle(old, 100);
+	epoch_unref(old);
+	goto out;
+undo:
+	pthread_mutex_lock(&fs->ov_lock);
+	for (i = applied; i-- > 0;)
+		change_undo(&fs->ov, backend, arch, &ch[i]);
+	pthread_mutex_unlock(&fs->ov_lock);
+out:
+	for (i = 0; i < nch; i++)
+		free(ch[i].old);
+	snapshot_unref(snap);
+	epoch_unref(next);
+	return err;
+}
+
+static bool visible(const struct snap_var *v)
+{
+	return v && v->set && !v->view_name;
+}
+
+/* The current epoch (a reference) and name's visible variable in
+ * backend/arch (NULL when not visible); publish_lock held. */
+static int current(struct envfs *fs, const char *backend, const char *arch,
+		   const char *name, struct epoch **e, const struct snap_var **v)
+{
+	struct epoch_dir *d;
+
+	*e = state_get(&fs->state);
+	if (!(d = epoch_find_dir(*e, backend, arch)))
+		return -ENOENT;
+	*v = snapshot_find(d->snap, name, strlen(name));
+	if (!visible(*v))
+		*v = NULL;
+	return 0;
+}
+
+int commit_set(struct envfs *fs, const char *backend, const char *arch,
+	       const char *name, const char *value, size_t len,
+	       struct inval_list *inval)
+{
+	struct change ch = { .name = name, .value = value, .len = len };
+	const struct snap_var *v;
+	struct epoch *e = NULL;
+	int err;
+
+
+	pthread_mutex_lock(&fs->publish_lock);
+	if ((err = current(fs, backend, arch, name, &e, &v)) == 0)
+		err = apply(fs, e, backend, arch, &ch, 1, inval);
+	pthread_mutex_unlock(&fs->publish_lock);
+	epoch_unref(e);
+	return err;
+}
+
+int commit_create(struct envfs *fs, const char *backend, const char *arch,
+		  const char *name, bool excl, bool *created, struct inval_list *inval)
+{
+	struct change ch = { .name = name, .value = "", .len = 0 };
+	const struct snap_var *v;
+	struct epoch *e = NULL;
+	int err;
+
+	*created = false;
+	pthread_mutex_lock(&fs->publish_lock);
+	if ((err = current(fs, backend, arch, name, &e, &v)) < 0)
+		goto out;
+	if (v) {
+		err = excl ? -EEXIST : 0;
+		goto out;
+	}
+	if ((err = apply(fs, e, backend, arch, &ch, 1, inval)) == 0)
+		*created = true;
+out:
+	pthread_mutex_unlock(&fs->publish_lock);
+	epoch_unref(e);
+	return err;
+}
+
+int commit_remove(struct envfs *fs, const char *backend, const char *arch,
+		  const char *name, struct inval_list *inval)
+{
+	struct change ch = { .name = name, .remove = true };
+	const struct snap_var *v;
+	struct epoch *e = NULL;
+	int err;
+
+	pthread_mutex_lock(&fs->publish_lock);
+	if ((err = current(fs, backend, arch, name, &e, &v)) == 0)
+		err = v ? apply(fs, e, backend, arch, &ch, 1, inval) : -ENOENT;
+	pthread_mutex_unlock(&fs->publish_lock);
+	epoch_unref(e);
+	return err;
+}
+
+int commit_move(struct envfs *fs, const char *backend, const char *arch,
+		const char *from, const char *to, bool noreplace,
+		struct inval_list *inval)
+{
+	struct change ch[2] = { { .name = to }, { .name = from, .remove = true } };
+	const struct snap_var *v, *tv;
+	struct epoch *e = NULL, *e2 = NULL;
+	int err;
+
+	pthread_mutex_lock(&fs->publish_lock);
+	if ((err = current(fs, backend, arch, from, &e, &v)) < 0)
+		goto out;
+	if (!v) {
+		err = -ENOENT;
+		goto out;
+	}
+	if (!strcmp(from, to))
+		goto out;
+	if ((err = current(fs, backend, arch, to, &e2, &tv)) < 0)
+		goto out;
+	if (tv && noreplace) {
+		err = -EEXIST;
+		goto out;
+	}
+	/* v borrows from e's snapshot, which e keeps alive throughout. */
+	ch[0].value = v->value;
+	ch[0].len = v->value_len;
+	err = apply(fs, e, backend, arch, ch, 2, inval);
+out:
+	pthread_mutex_unlock(&fs->publish_lock);
+	epoch_unref(e);
+	epoch_unref(e2);
+	return err;
+}
+
+int commit_truncate(struct envfs *fs, const char *backend, const char *arch,
+		    const char *name, off_t size, struct inval_list *inval)
+{
+	struct change ch = { .name = name };
+	const struct snap_var *v;
+	struct epoch *e = NULL;
+	size_t len;
+	int err;
+
+	pthread_mutex_lock(&fs->publish_lock);
+	if ((err = current(fs, backend, arch, name, &e, &v)) < 0)
+		goto out;
+	if (!v) {
+		err = -ENOENT;
+		goto out;
+	}
+	/* The file is value + "\n"; growing it would add NUL bytes. */
+	if (size < 0 || (size_t)size > v->value_len + 1) {
+		err = -EINVAL;
+		goto out;
+	}
+	if ((size_t)size == v->value_len + 1)
+		goto out;
+	len = (size_t)size;
+	if (len && v->value[len - 1] == '\n')
+		len--;
+	ch.value = v->value;
+	ch.len = len;
+	err = apply(fs, e, backend, arch, &ch, 1, inval);
+out:
+	pthread_mutex_unlock(&fs->publish_lock);
+	epoch_unref(e);
+	return err;
+}

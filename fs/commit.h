@@ -1,0 +1,51 @@
+/* commit: applying a change written through the mount (SPEC 7).
+ *
+ *   $ echo 5 > /mnt/primus/env/maxtext/gfx950/XLA_GPU_AUTOTUNE_LEVEL
+ *   $ grep -o 'autotune_level=.' /mnt/primus/env/maxtext/gfx950/XLA_FLAGS
+ *   autotune_level=5
+ *
+ * One commit updates fs->ov, re-resolves the one <backend>/<arch> against
+ * the kept world (derived values follow: templates see final values),
+ * writes --state (atomically, before returning), and publishes the next
+ * epoch. Either all of that happens or none of it: a failure rolls the
+ * overrides back and leaves the state file and the epoch as they were.
+ *
+ * Callers are request handlers. They must not be inside state_enter()
+ * (the commit waits for the old epoch's handlers to finish). *inval gets
+ * what the kernel may hold stale; hand it to the reload thread
+ * (reloader_queue), never send it from the handler. */
+#ifndef ENVFS_COMMIT_H
+#define ENVFS_COMMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "envfs.h"
+#include "inval.h"
+
+/* Overrides name with value (len bytes; no NUL, at most
+ * STATEFILE_VALUE_MAX: the caller checks). */
+int commit_set(struct envfs *fs, const char *backend, const char *arch,
+	       const char *name, const char *value, size_t len,
+	       struct inval_list *inval);
+/* Creates name with the empty value unless it is visible: then *created
+ * is false and nothing changes (-EEXIST instead when excl). */
+int commit_create(struct envfs *fs, const char *backend, const char *arch,
+		  const char *name, bool excl, bool *created,
+		  struct inval_list *inval);
+/* rm: drops name's override, or records an unset when it has none.
+ * -ENOENT when name is not visible. */
+int commit_remove(struct envfs *fs, const char *backend, const char *arch,
+		  const char *name, struct inval_list *inval);
+/* mv from to within one directory: to gets from's value, from is removed
+ * as by commit_remove. -ENOENT when from is not visible; -EEXIST when
+ * noreplace and to is. */
+int commit_move(struct envfs *fs, const char *backend, const char *arch,
+		const char *from, const char *to, bool noreplace,
+		struct inval_list *inval);
+/* truncate(2) on a path: the file ("value\n") cut to size, one trailing
+ * newline stripped. -EINVAL when size would extend it (a NUL byte). */
+int commit_truncate(struct envfs *fs, const char *backend, const char *arch,
+		    const char *name, off_t size, struct inval_list *inval);
+
+#endif

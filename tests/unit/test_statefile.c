@@ -1,0 +1,284 @@
+/* statefile: any value round-trips; bad files are refused whole, with a
+ * place; saves are atomic and private. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "statefile.h"
+#include "yaml_tree.h"
+
+static void put(struct override_set *ov, const char *name, const char *value, size_t len)
+{
+	assert_int_equal(override_set_put(ov, "maxtext", "gfx950", name, value, len), 0);
+}
+
+/* Renders ov and loads it back into *back. */
+static void round_trip(const struct override_set *ov, struct override_set *back)
+{
+	struct diag_list d = DIAG_LIST_INIT;
+	struct strbuf sb = STRBUF_INIT;
+
+	assert_int_equal(statefile_render(ov, &sb), 0);
+	assert_int_equal(statefile_load_buffer("s.yaml", sb.buf, sb.len, back, &d), 0);
+	assert_int_equal(d.n, 0);
+	sb_release(&sb);
+}
+
+static void assert_value(const struct override_set *ov, const char *name,
+			 const char *value, size_t len)
+{
+	const struct override *o = override_set_find(ov, "maxtext", "gfx950", name);
+
+	assert_non_null(o);
+	assert_non_null(o->value);
+	assert_int_equal(o->value_len, len);
+	assert_memory_equal(o->value, value, len);
+}
+
+/* The one diagnostic of a refused document, formatted. */
+static const char *refused(const char *text)
+{
+	static char msg[512];
+	struct override_set ov = { 0 };
+	struct diag_list d = DIAG_LIST_INIT;
+	struct strbuf sb = STRBUF_INIT;
+
+	put(&ov, "KEEP", "k", 1);
+	assert_int_equal(statefile_load_buffer("s.yaml", text, strlen(text), &ov, &d), -EINVAL);
+	assert_int_equal(ov.n, 1);            /* untouched */
+	assert_true(d.n >= 1);
+	assert_int_equal(diag_format(&d.v[0], &sb), 0);
+	snprintf(msg, sizeof(msg), "%s", sb_str(&sb));
+	sb_release(&sb);
+	diag_list_release(&d);
+	override_set_release(&ov);
+	return msg;
+}
+
+static void assert_prefix(const char *s, const char *prefix)
+{
+	if (strncmp(s, prefix, strlen(prefix)))
+		fail_msg("\"%s\" does not start with \"%s\"", s, prefix);
+}
+
+static void test_statefile__every_escaped_value_round_trips(void **state)
+{
+	static const char *const values[] = {
+		"", "5", "  lead and trail  ", "q\"uote\\back", "tab\there\nnew\r\x01\x1f\x7f",
+		"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",        /* é € 😀 */
+		"\xc2\x80\xc2\x85\xc2\x9f\xc2\xa0",                  /* C1, NEL, nbsp */
+		"\xe2\x80\xa8\xe2\x80\xa9\xef\xbb\xbf\xef\xbf\xbe",  /* LS PS BOM U+FFFE */
+		"--xla_gpu_enable_command_buffer='' --a=\"b\"", "#not a comment", "- dash", "~",
+		"null", "yes", "0x1F", "{a: b}", "[1, 2]", "&anchor *alias", "%TAG", "'",
+	};
+	struct override_set ov = { 0 }, back = { 0 };
+	char name[16];
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < sizeof(values) / sizeof(values[0]); k++) {
+		snprintf(name, sizeof(name), "V%zu", k);
+		put(&ov, name, values[k], strlen(values[k]));
+	}
+	round_trip(&ov, &back);
+	assert_int_equal(back.n, ov.n);
+	for (k = 0; k < sizeof(values) / sizeof(values[0]); k++) {
+		snprintf(name, sizeof(name), "V%zu", k);
+		assert_value(&back, name, values[k], strlen(values[k]));
+	}
+	override_set_release(&ov);
+	override_set_release(&back);
+}
+
+static void test_statefile__any_byte_but_nul_round_trips_as_value_hex(void **state)
+{
+	struct override_set ov = { 0 }, back = { 0 };
+	struct strbuf sb = STRBUF_INIT;
+	char all[255];
+	int k;
+
+	(void)state;
+	for (k = 0; k < 255; k++)
+		all[k] = (char)(k + 1);
+	put(&ov, "ALL", all, sizeof(all));
+	put(&ov, "LATIN1", "caf\xe9", 4);
+	assert_int_equal(statefile_render(&ov, &sb), 0);
+	assert_non_null(strstr(sb_str(&sb), "value_hex: \"636166e9\""));
+	round_trip(&ov, &back);
+	assert_value(&back, "ALL", all, sizeof(all));
+	assert_value(&back, "LATIN1", "caf\xe9", 4);
+	sb_release(&sb);
+	override_set_release(&ov);
+	override_set_release(&back);
+}
+
+static void test_statefile__unsets_round_trip_and_output_is_sorted(void **state)
+{
+	struct override_set ov = { 0 }, back = { 0 };
+	struct strbuf sb = STRBUF_INIT;
+	const char *text, *a, *b, *c;
+
+	(void)state;
+	assert_int_equal(override_set_put(&ov, "torch_fl", "cuda", "B", "1", 1), 0);
+	assert_int_equal(override_set_put(&ov, "maxtext", "gfx950", "Z", NULL, 0), 0);
+	assert_int_equal(override_set_put(&ov, "maxtext", "gfx942", "A", "2", 1), 0);
+	assert_int_equal(statefile_render(&ov, &sb), 0);
+	text = sb_str(&sb);
+	a = strstr(text, "\"gfx942\"");
+	b = strstr(text, "\"gfx950\", name: \"Z\", unset: true}");
+	c = strstr(text, "\"torch_fl\"");
+	assert_true(a && b && c && a < b && b < c);
+	round_trip(&ov, &back);
+	assert_int_equal(back.n, 3);
+	assert_non_null(override_set_find(&back, "maxtext", "gfx950", "Z"));
+	assert_null(override_set_find(&back, "maxtext", "gfx950", "Z")->value);
+	sb_release(&sb);
+	override_set_release(&ov);
+	override_set_release(&back);
+}
+
+static void test_statefile__empty_set_and_empty_file_load_as_nothing(void **state)
+{
+	struct override_set ov = { 0 }, back = { 0 };
+	struct diag_list d = DIAG_LIST_INIT;
+
+	(void)state;
+	round_trip(&ov, &back);
+	assert_int_equal(back.n, 0);
+	assert_int_equal(statefile_load_buffer("s.yaml", "", 0, &back, &d), 0);
+	assert_int_equal(back.n, 0);
+	assert_int_equal(statefile_load("/nonexistent/dir/state.yaml", &back, &d), 0);
+	assert_int_equal(back.n, 0);
+	assert_int_equal(d.n, 0);
+}
+
+static void test_statefile__bad_documents_are_refused_whole_with_their_place(void **state)
+{
+	(void)state;
+	assert_prefix(refused("version: 1\noverrides:\n  - {backend: \"m\", arch: \"a\", "
+			      "name: \"A\", value: \"x\"\n"), "s.yaml:4:");
+	assert_prefix(refused("version: 1\noverrides:\n"
+			      "  - {backend: m, arch: a, name: A, value: x}\n"
+			      "  - {backend: m, arch: a, name: A=B, value: x}\n"), "s.yaml:4:");
+	assert_prefix(refused("version: 1\noverrides:\n  - {backend: m, arch: a, name: a/b, "
+			      "value: x}\n"), "s.yaml:3:");
+	assert_prefix(refused("version: 1\noverrides:\n  - {backend: m, arch: a, name: A}\n"),
+		      "s.yaml:3:");
+	assert_prefix(refused("version: 1\noverrides:\n  - {backend: m, arch: a, name: A, "
+			      "value: x, unset: true}\n"), "s.yaml:3:");
+	assert_prefix(refused("version: 1\noverrides:\n  - {backend: m, arch: a, name: A, "
+			      "unset: false}\n"), "s.yaml:3:");
+	assert_prefix(refused("version: 1\noverrides:\n  - {backend: m, arch: a, name: A, "
+			      "value_hex: \"6\"}\n"), "s.yaml:3:");
+	assert_prefix(refused("version: 1\noverrides:\n  - {backend: m, arch: a, name: A, "
+			      "value_hex: \"6100\"}\n"), "s.yaml:3:");
+	assert_prefix(refused("version: 1\noverrides:\n  - {backend: m, arch: a, name: A, "
+			      "value: x, colour: red}\n"), "s.yaml:3:");
+	assert_prefix(refused("version: 1\noverrides:\n  - {backend: m, arch: a, name: A, value: x}\n"
+			      "  - {backend: m, arch: a, name: A, value: y}\n"), "s.yaml:4:");
+	assert_prefix(refused("version: 1\noverrides:\n  - {backend: ../x, arch: a, name: A, "
+			      "value: x}\n"), "s.yaml:3:");
+	assert_prefix(refused("version: 1\noverrides:\n  - [backend, m]\n"), "s.yaml:3:");
+	assert_prefix(refused("version: 1\noverrides: {}\n"), "s.yaml:2:");
+	assert_prefix(refused("overrides: []\n"), "s.yaml:1:");
+	assert_prefix(refused("version: 2\noverrides: []\n"), "s.yaml:1:");
+	assert_prefix(refused("version: 1\noverrides: []\nextra: 1\n"), "s.yaml:3:");
+	assert_prefix(refused("- just a list\n"), "s.yaml:1:");
+}
+
+static void test_statefile__values_longer_than_the_limit_are_refused(void **state)
+{
+	static char text[STATEFILE_VALUE_MAX + 100];
+	size_t n = STATEFILE_VALUE_MAX + 1;
+	int len;
+
+	(void)state;
+	len = sprintf(text, "version: 1\noverrides:\n  - {backend: m, arch: a, name: A, value: \"");
+	memset(text + len, 'x', n);
+	strcpy(text + len + n, "\"}\n");
+	assert_prefix(refused(text), "s.yaml:3:");
+}
+
+static void test_statefile__a_state_too_big_to_load_back_is_not_rendered(void **state)
+{
+	struct override_set ov = { 0 };
+	struct strbuf sb = STRBUF_INIT;
+	static char big[STATEFILE_VALUE_MAX];
+	char name[8];
+	int k;
+
+	(void)state;
+	memset(big, 'x', STATEFILE_VALUE_MAX);
+	for (k = 0; k < 7; k++) {
+		snprintf(name, sizeof(name), "B%d", k);
+		put(&ov, name, big, STATEFILE_VALUE_MAX);
+	}
+	assert_int_equal(statefile_render(&ov, &sb), 0);
+	assert_true(sb.len <= YT_MAX_FILE_SIZE);
+	sb_reset(&sb);
+	put(&ov, "B7", big, STATEFILE_VALUE_MAX);
+	put(&ov, "B8", big, STATEFILE_VALUE_MAX);
+	assert_int_equal(statefile_render(&ov, &sb), -EFBIG);
+	sb_release(&sb);
+	override_set_release(&ov);
+}
+
+static void test_statefile__save_replaces_the_file_privately_and_leaves_no_temporary(void **state)
+{
+	char dir[] = "/tmp/envfs-statefile.XXXXXX", path[256];
+	struct override_set ov = { 0 }, back = { 0 };
+	struct diag_list d = DIAG_LIST_INIT;
+	struct dirent *de;
+	struct stat st;
+	DIR *dh;
+	int files = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/state.yaml", dir);
+	put(&ov, "A", "one", 3);
+	assert_int_equal(statefile_save(path, &ov), 0);
+	put(&ov, "A", "two", 3);
+	assert_int_equal(statefile_save(path, &ov), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(statefile_load(path, &back, &d), 0);
+	assert_value(&back, "A", "two", 3);
+	assert_non_null(dh = opendir(dir));
+	while ((de = readdir(dh)))
+		files += de->d_name[0] != '.' || (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."));
+	closedir(dh);
+	assert_int_equal(files, 1);
+	unlink(path);
+	rmdir(dir);
+	/* A directory that is gone: the error, and nothing written. */
+	assert_int_equal(statefile_save(path, &ov), -ENOENT);
+	override_set_release(&ov);
+	override_set_release(&back);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_statefile__every_escaped_value_round_trips),
+		cmocka_unit_test(test_statefile__any_byte_but_nul_round_trips_as_value_hex),
+		cmocka_unit_test(test_statefile__unsets_round_trip_and_output_is_sorted),
+		cmocka_unit_test(test_statefile__empty_set_and_empty_file_load_as_nothing),
+		cmocka_unit_test(test_statefile__bad_documents_are_refused_whole_with_their_place),
+		cmocka_unit_test(test_statefile__values_longer_than_the_limit_are_refused),
+		cmocka_unit_test(test_statefile__a_state_too_big_to_load_back_is_not_rendered),
+		cmocka_unit_test(test_statefile__save_replaces_the_file_privately_and_leaves_no_temporary),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
