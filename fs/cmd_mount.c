@@ -112,6 +112,7 @@ int cmd_mount(int argc, char **argv)
 	pthread_mutex_init(&fs.publish_lock, NULL);
 	pthread_mutex_init(&fs.wopen_lock, NULL);
 	pthread_mutex_init(&fs.live_lock, NULL);
+	handles_init(&fs.handles);
 	if (mount_opts_parse(&mo, argc, argv) < 0 || inputs_finish(&mo.ci) < 0 ||
 	    check_mountpoint(mo.mountpoint) < 0)
 		goto out;
@@ -162,6 +163,10 @@ out:
 		fuse_remove_signal_handlers(se);
 	if (se)
 		fuse_session_destroy(se);
+	/* The loop has joined its workers, so no handler runs: free what the
+	 * kernel opened and never released (a SIGTERM, an unmount while a
+	 * process still had files open). */
+	handles_release_all(&fs.handles);
 	if (cwd >= 0)
 		close(cwd);
 	blob_unref(fs.status_blob);

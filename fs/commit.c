@@ -127,6 +127,7 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 	struct snapshot *snap = NULL;
 	struct epoch *next = NULL, *old;
 	size_t applied = 0, i;
+	bool save_failed = false;
 	int err = 0;
 
 	pthread_mutex_lock(&fs->ov_lock);
@@ -155,6 +156,7 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 		if (err < 0) {
 			fprintf(stderr, "primus-envfs: cannot save the state to %s: %s; "
 				"the change is refused\n", state, strerror(-err));
+			save_failed = true;
 			goto undo;
 		}
 	}
@@ -169,6 +171,13 @@ undo:
 	pthread_mutex_lock(&fs->ov_lock);
 	for (i = applied; i-- > 0;)
 		change_undo(&fs->ov, backend, arch, &ch[i]);
+	/* A save that failed after its rename (the directory's fsync) has
+	 * put the refused change on disk: write the previous state back, so
+	 * the file holds what the mount serves (tests/mount/crash.sh). When
+	 * the rename did not happen, this rewrites the same bytes, or fails
+	 * again for the same reason and changes nothing. */
+	if (save_failed)
+		statefile_save(state, &fs->ov);
 	pthread_mutex_unlock(&fs->ov_lock);
 out:
 	for (i = 0; i < nch; i++)

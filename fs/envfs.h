@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "envfs_fuse.h"
+#include "handles.h"
 #include "mount_opts.h"
 #include "resolve.h"
 #include "state.h"
@@ -37,6 +38,9 @@ struct envfs {
 	 * Guarded by wopen_lock. */
 	pthread_mutex_t wopen_lock;
 	struct open_file *wopens;
+	/* Every handle the kernel holds (open files and directories), so
+	 * those it never released are freed at exit (handles.h). */
+	struct handles handles;
 	/* -o ro fast path (ll_ops.c): set at init when the kernel can do
 	 * without OPEN / OPENDIR, which then get ENOSYS, so a warm `cat`
 	 * costs no request at all. */

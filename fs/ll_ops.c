@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 
 #include "commit.h"
+#include "handles.h"
 #include "counters.h"
 #include "envfs.h"
 #include "inherit.h"
@@ -379,6 +380,20 @@ leave:
  * reload that adds or removes a name drops it (inval.c). */
 enum dent_kind { DENT_END, DENT_HOLE, DENT_ENTRY };
 
+/* An open directory (fi->fh): the epoch its listing comes from. */
+struct dir_handle {
+	struct handle h;                 /* in fs->handles while open */
+	struct epoch *epoch;             /* one reference */
+};
+
+static void dir_handle_release(struct handle *h)
+{
+	struct dir_handle *dh = (struct dir_handle *)h;
+
+	epoch_unref(dh->epoch);
+	free(dh);
+}
+
 struct dent {
 	const char *name;
 	struct node *node;       /* NULL for "." and ".." */
@@ -491,8 +506,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	struct envfs *fs = fs_of(req);
 	struct epoch *cur = state_enter(&fs->state);
-	struct epoch *held = (struct epoch *)(uintptr_t)fi->fh;
-	struct epoch *e = held ? held : cur;
+	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
+	struct epoch *e = dh ? dh->epoch : cur;
 	struct node *p = tree_get(fs->tree, ino);
 	struct node **counted = NULL;  /* readdirplus: lookups to undo */
 	size_t ncounted = 0, pos = 0, i, need;
@@ -569,6 +584,7 @@ static void envfs_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_in
 	struct envfs *fs = fs_of(req);
 	struct epoch *e = state_enter(&fs->state);
 	struct node *n = tree_get(fs->tree, ino);
+	struct dir_handle *dh;
 	struct target t;
 	int err;
 
@@ -590,11 +606,20 @@ static void envfs_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_in
 	/* The listing is this epoch's; the kernel may keep what it cached of
 	 * it across opens, since a reload that changes it invalidates the
 	 * directory (and its mtime moves with the generation). */
-	fi->fh = (uintptr_t)epoch_ref(e);
+	if (!(dh = calloc(1, sizeof(*dh)))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	dh->epoch = epoch_ref(e);
+	/* Registered before the reply: RELEASEDIR may come at once. */
+	handles_add(&fs->handles, &dh->h, dir_handle_release);
+	fi->fh = (uintptr_t)dh;
 	fi->keep_cache = 1;
 	fi->cache_readdir = 1;
-	if (fuse_reply_open(req, fi) != 0)
-		epoch_unref(e);
+	if (fuse_reply_open(req, fi) != 0) {
+		handles_del(&fs->handles, &dh->h);
+		dir_handle_release(&dh->h);
+	}
 	goto leave;
 out:
 	reply_err(req, err);
@@ -619,9 +644,14 @@ static void envfs_ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, of
 static void envfs_ll_releasedir(fuse_req_t req, fuse_ino_t ino,
 				struct fuse_file_info *fi)
 {
+	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
+
 	(void)ino;
 	counters_inc(OP_RELEASEDIR);
-	epoch_unref((struct epoch *)(uintptr_t)fi->fh);
+	if (dh) {
+		handles_del(&fs_of(req)->handles, &dh->h);
+		dir_handle_release(&dh->h);
+	}
 	reply_err(req, 0);
 }
 
@@ -630,6 +660,7 @@ static void envfs_ll_releasedir(fuse_req_t req, fuse_ino_t ino,
 /* The bytes one open sees, and the snapshot they came from (issue 5's
  * commit-at-close writes against it). */
 struct open_file {
+	struct handle h;                 /* in fs->handles while open; first */
 	struct blob *blob;               /* one reference */
 	struct snapshot *snap;           /* one reference, or NULL */
 	const struct node *node;         /* borrowed: nodes live forever */
@@ -714,6 +745,14 @@ static void open_file_free(struct open_file *of)
 	}
 }
 
+/* What is left of an open when the daemon exits before its RELEASE:
+ * its pending writes were never flushed (close() did not return), so
+ * they are dropped, as a crash would. */
+static void open_file_release(struct handle *h)
+{
+	open_file_free((struct open_file *)h);
+}
+
 static int open_file_make(struct epoch *e, const struct node *n, struct open_file **out)
 {
 	struct open_file *of = calloc(1, sizeof(*of));
@@ -769,6 +808,16 @@ static int may_change(struct envfs *fs, fuse_req_t req)
 	return uid == fs->uid || uid == 0 ? 0 : -EACCES;
 }
 
+/* Marks the variable parent/name (if the tree has named it) as changed
+ * through the mount, before the change is committed: see envfs_ll_open. */
+static void mark_changed(struct envfs *fs, fuse_ino_t parent, const char *name)
+{
+	struct node *n = tree_find(fs->tree, parent, name, strlen(name));
+
+	if (n)
+		tree_mark_changed(fs->tree, n);
+}
+
 /* Names in a <backend>/<arch> directory that are never variables. */
 static bool reserved_name(const char *name)
 {
@@ -796,6 +845,7 @@ static int open_for_write(struct envfs *fs, fuse_req_t req, struct epoch *e,
 		return err;
 	if (n->kind != NODE_VAR)
 		return is_dir(n) ? -EISDIR : -EACCES;
+	tree_mark_changed(fs->tree, n);
 	if ((err = open_file_make(e, n, &of)) < 0)
 		return err;
 	err = -ENOMEM;
@@ -871,12 +921,14 @@ static void envfs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	 * sends it in the background.) */
 	if (!of->w)
 		fi->noflush = 1;
+	/* Registered before the reply: RELEASE may come at once. */
+	handles_add(&fs->handles, &of->h, open_file_release);
 	if (of->w) {
 		/* Pending bytes are this open's own and must never reach the
 		 * inode's page cache, where other readers would find them. */
 		fi->direct_io = 1;
 		wopen_add(fs, req, of);
-	} else if (n->kind == NODE_VAR) {
+	} else if (n->kind == NODE_VAR && !tree_changed(fs->tree, n)) {
 		/* Pages stay valid across opens: a reload that changes the
 		 * file invalidates them explicitly (inval.c). A value is
 		 * almost always one page, fetched whole from one open. */
@@ -887,12 +939,17 @@ static void envfs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		 * later open cached. Views are many pages and read in pieces
 		 * (docker, source), so they are served from the open's own
 		 * buffer, whole; status and diagnostics likewise, with no
-		 * size clamp from cached attributes. */
+		 * size clamp from cached attributes. Likewise a variable
+		 * once written through the mount (tree_mark_changed): its
+		 * writes come at any time, and the inode's cached size and
+		 * pages would mix two values for a reader, the size of one
+		 * with the bytes of the other (tests/mount/stress.sh). */
 		fi->direct_io = 1;
 	}
 	if (fuse_reply_open(req, fi) != 0) {
 		if (of->w)
 			wopen_del(fs, of);
+		handles_del(&fs->handles, &of->h);
 		open_file_free(of);
 	}
 	goto leave;
@@ -1047,6 +1104,8 @@ static void envfs_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_in
 	/* FLUSH has committed what was written; what is left is an O_TRUNC
 	 * with nothing written (see wbuf_commit). Nobody is left to tell of
 	 * a failure now. */
+	if (of)
+		handles_del(&fs_of(req)->handles, &of->h);
 	if (of && of->w) {
 		wopen_del(fs_of(req), of);
 		wbuf_commit(fs_of(req), of, true);
@@ -1270,10 +1329,12 @@ static void envfs_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fi->fh = (uintptr_t)of;
 	fi->direct_io = 1;
 	tree_lookup_add(fs->tree, n, 1);
+	handles_add(&fs->handles, &of->h, open_file_release);
 	wopen_add(fs, req, of);
 	if (fuse_reply_create(req, &ep, fi) != 0) {
 		tree_forget(fs->tree, n->ino, 1);
 		wopen_del(fs, of);
+		handles_del(&fs->handles, &of->h);
 		open_file_free(of);
 	}
 	goto leave;
@@ -1365,6 +1426,7 @@ static void envfs_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		/* truncate(2) by path: a change of its own. The kernel holds
 		 * the inode, so the invalidations are not waited for; it
 		 * sets the size from this reply itself. */
+		tree_mark_changed(fs->tree, n);
 		err = commit_truncate(fs, n->backend, n->arch, n->name, attr->st_size, &l);
 		if (err == 0)
 			err = inval_add_inode(&l, n->ino);
@@ -1404,8 +1466,10 @@ static void envfs_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		;
 	else if (p->kind != NODE_ARCH || reserved_name(name))
 		err = -EACCES;
-	else
+	else {
+		mark_changed(fs, parent, name);
 		err = commit_remove(fs, p->backend, p->arch, name, &l);
+	}
 	/* The kernel drops the name itself; the rest (views, derived
 	 * values) is sent once it lets go of the directory. */
 	queue_inval(fs, &l, false);
@@ -1444,6 +1508,8 @@ static void envfs_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		err = -EINVAL;
 		goto out;
 	}
+	mark_changed(fs, parent, name);
+	mark_changed(fs, parent, newname);
 	if ((err = commit_move(fs, p->backend, p->arch, name, newname,
 			       flags & RENAME_NOREPLACE, &l)) < 0)
 		goto out;

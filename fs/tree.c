@@ -298,3 +298,21 @@ bool tree_known(struct tree *t, const struct node *node)
 	pthread_mutex_unlock(&t->lock);
 	return known;
 }
+
+void tree_mark_changed(struct tree *t, const struct node *node)
+{
+	/* By number, like the lookup count: a rename's successor inherits. */
+	pthread_mutex_lock(&t->lock);
+	t->by_ino[node->ino]->changed = true;
+	pthread_mutex_unlock(&t->lock);
+}
+
+bool tree_changed(struct tree *t, const struct node *node)
+{
+	bool changed;
+
+	pthread_mutex_lock(&t->lock);
+	changed = t->by_ino[node->ino]->changed;
+	pthread_mutex_unlock(&t->lock);
+	return changed;
+}

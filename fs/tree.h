@@ -47,6 +47,8 @@ struct node {
 	const char *name;        /* NUL-terminated; owned by the tree */
 	size_t name_len;
 	uint64_t nlookup;        /* kernel references; under the tree's lock */
+	bool changed;            /* content changed through the mount (see
+	                            tree_mark_changed); under the tree's lock */
 	struct node *hnext;      /* hash chain by (parent, name) */
 };
 
@@ -82,5 +84,9 @@ void tree_lookup_add(struct tree *t, struct node *node, uint64_t n);
 void tree_forget(struct tree *t, fuse_ino_t ino, uint64_t n);
 /* True when the kernel holds a reference, so it may cache the node. */
 bool tree_known(struct tree *t, const struct node *node);
+/* Marks node's file as changed through the mount (a write open, a
+ * truncate, rm, mv): it stays marked, by number, across renames. */
+void tree_mark_changed(struct tree *t, const struct node *node);
+bool tree_changed(struct tree *t, const struct node *node);
 
 #endif

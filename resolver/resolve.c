@@ -227,6 +227,22 @@ static int add_cand(struct rctx *r, const char *name, struct cand c)
 	return 0;
 }
 
+/* A secret is secret in every directory: a backend that does without the
+ * runner base (torch_fl) must still not show the base's secrets
+ * (HF_TOKEN, WANDB_API_KEY, ...) world-readable, in plain views and in
+ * explain, when an input sets them (tests/mount/access.sh). */
+static int add_runner_secrets(struct rctx *r, const struct spec *base)
+{
+	struct rvar *v;
+	size_t k;
+
+	for (k = 0; base && !r->runner && k < base->nvars; k++)
+		if (base->vars[k].secret &&
+		    (v = find_var(r, base->vars[k].name, strlen(base->vars[k].name))))
+			v->secret = true;
+	return 0;
+}
+
 static int add_spec(struct rctx *r, const struct spec *s, bool runner)
 {
 	size_t k;
@@ -319,6 +335,7 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 	r->nvars = n;
 	if ((err = add_spec(r, r->runner, true)) < 0 ||
 	    (err = add_spec(r, r->backend, false)) < 0 ||
+	    (err = add_runner_secrets(r, w->specs->runner)) < 0 ||
 	    (err = add_list(r, &w->image, LAYER_IMAGE, PRIO_IMAGE)) < 0 ||
 	    (err = add_list(r, &w->host, LAYER_HOST, PRIO_HOST)) < 0 ||
 	    (err = add_list(r, &w->cli, LAYER_CLI, PRIO_CLI)) < 0)

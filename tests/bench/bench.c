@@ -804,11 +804,16 @@ static void ipc_floor(void)
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
+		/* Only the parent may hold the write end, or no EOF ends this. */
+		close(a[1]);
+		close(b[0]);
 		while (read(a[0], &x, 1) == 1)
 			if (write(b[1], &x, 1) != 1)
 				break;
 		_exit(0);
 	}
+	close(a[0]);
+	close(b[1]);
 	for (k = 0; k < nblocks && k < 64; k++) {
 		double t0 = now_s();
 
@@ -819,7 +824,7 @@ static void ipc_floor(void)
 	}
 	close(a[1]);
 	waitpid(pid, &status, 0);
-	close(a[0]), close(b[0]), close(b[1]);
+	close(b[0]);
 	report_abs("0. reference: pipe round trip, 2 processes", v, k);
 }
 

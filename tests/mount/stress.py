@@ -1,0 +1,281 @@
+#!/usr/bin/python3
+"""Concurrency stress of a mounted primus-envfs (issue 8.4), driven by
+tests/mount/stress.sh, which owns the mount.
+
+    stress.py run DIR CONFIG SECONDS RESULT   writers, readers, config rewrites
+    stress.py verify DIR RESULT               after a remount: last acked values
+
+run: 4 writer threads each own 50 variables W<w>_<i> in DIR and set them in
+turn to values that name the writer, the variable and a sequence number,
+padded to a length (sometimes over a page) that the sequence number
+determines, so any value read can be checked to be one written whole. A
+value is written in three write() calls after an O_TRUNC open, so a torn
+or partial commit would show. A write counts as acknowledged when close()
+returned; its time (monotonic, taken after close) is recorded.
+
+4 reader threads read random variable files and env_file in a loop, each
+read stamped with the time before its open(). A read is stale when some
+write to that variable was acknowledged before the read started and the
+read shows an older sequence number (or the variable missing, the empty
+value its creating open() gave it, or the config's value under an
+override). Everything is checked after the run,
+so the readers stay fast.
+
+A fifth thread rewrites CONFIG every 100 ms (a new file renamed over it):
+it changes MOUNT_STRESS_CFG and sets W0_0 and W1_1, which the overrides
+must keep shadowing through every reload.
+
+RESULT (JSON) gets the last acknowledged value of every variable, which
+verify compares after the remount with the same --state.
+"""
+import bisect
+import json
+import os
+import random
+import sys
+import threading
+import time
+
+WRITERS = 4
+VARS = 50
+READERS = 4
+PAGE = 4096
+
+
+def name_of(w, i):
+    return "W%d_%d" % (w, i)
+
+
+def value_of(w, i, seq):
+    """The value written for (w, i, seq); its length follows from seq.
+
+    Every fourth write of every fifth variable is over a page (so a value
+    spans pages and read() calls), the others 20..200 bytes. At most 40
+    variables are long at once, which keeps the state file far below its
+    1 MiB limit."""
+    head = "w%d-i%d-seq%d-" % (w, i, seq)
+    rnd = random.Random(seq * 1000003 + w * 1009 + i)
+    if i % 5 == 0 and seq % 4 == 0:
+        n = PAGE + rnd.randrange(1, 2 * PAGE)
+    else:
+        n = rnd.randrange(20, 200)
+    fill = "abcdefghijklmnopqrstuvwxyz0123456789"[seq % 36]
+    return head + fill * max(0, n - len(head) - 4) + "-end"
+
+
+def parse(value):
+    """(w, i, seq) of a value written whole, or None when it is torn."""
+    try:
+        w, i, seq, _ = value.split("-", 3)
+        w, i, seq = int(w[1:]), int(i[1:]), int(seq[3:])
+    except ValueError:
+        return None
+    if value != value_of(w, i, seq):
+        return None
+    return w, i, seq
+
+
+class Acks:
+    """Per variable, the acknowledged writes in order: times and seqs.
+    One writer thread appends to a variable's lists; readers only look
+    after the run."""
+
+    def __init__(self):
+        self.t = {name_of(w, i): [] for w in range(WRITERS) for i in range(VARS)}
+        self.seq = {n: [] for n in self.t}
+        self.started = {n: set() for n in self.t}   # every seq attempted
+
+    def before(self, name, t):
+        """The newest seq acknowledged before t, or None."""
+        k = bisect.bisect_left(self.t[name], t)
+        return self.seq[name][k - 1] if k else None
+
+
+def run(d, config, seconds, result):
+    acks = Acks()
+    stop = threading.Event()
+    errors = []           # (kind, detail): torn, stale, failed writes
+    reads = []            # (t_start, name, seq or None or "config")
+    env_reads = []        # (t_start, {name: seq or "config"})
+    counts = {"writes": 0, "var_reads": 0, "env_reads": 0, "config_rewrites": 0,
+              "long_writes": 0, "close_ms_max": 0.0}
+    lock = threading.Lock()
+
+    def writer(w):
+        rnd = random.Random(w)
+        seq = 0
+        n = 0
+        long_n = 0
+        close_max = 0.0
+        while not stop.is_set():
+            i = rnd.randrange(VARS)
+            seq += 1
+            name = name_of(w, i)
+            data = (value_of(w, i, seq) + "\n").encode()
+            acks.started[name].add(seq)
+            cuts = sorted(rnd.sample(range(1, len(data)), 2))
+            try:
+                fd = os.open(os.path.join(d, name),
+                             os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                try:
+                    os.write(fd, data[:cuts[0]])
+                    os.write(fd, data[cuts[0]:cuts[1]])
+                    os.write(fd, data[cuts[1]:])
+                finally:
+                    t0 = time.monotonic()
+                    os.close(fd)
+            except OSError as e:
+                errors.append(("write", "%s seq %d: %s" % (name, seq, e)))
+                stop.set()
+                return
+            t = time.monotonic()
+            close_max = max(close_max, t - t0)
+            acks.t[name].append(t)
+            acks.seq[name].append(seq)
+            n += 1
+            long_n += len(data) > PAGE
+        with lock:
+            counts["writes"] += n
+            counts["long_writes"] += long_n
+            counts["close_ms_max"] = max(counts["close_ms_max"], close_max * 1000)
+
+    def classify(name, value):
+        if value.startswith("from-config-") and name in ("W0_0", "W1_1"):
+            return "config"
+        if value == "":
+            return "created"   # O_CREAT made it, its first write is pending
+        p = parse(value)
+        if p is None or name_of(p[0], p[1]) != name:
+            errors.append(("torn", "%s = %r" % (name, value[:120])))
+            return None
+        return p[2]
+
+    def reader(r):
+        rnd = random.Random(100 + r)
+        nv = ne = 0
+        while not stop.is_set():
+            if rnd.random() < 0.1:
+                t = time.monotonic()
+                with open(os.path.join(d, "env_file"), "rb") as f:
+                    text = f.read().decode()
+                seen = {}
+                for line in text.split("\n"):
+                    if line.startswith("W") and "=" in line:
+                        name, value = line.split("=", 1)
+                        if name in acks.t:
+                            seen[name] = classify(name, value)
+                env_reads.append((t, seen))
+                ne += 1
+                continue
+            name = name_of(rnd.randrange(WRITERS), rnd.randrange(VARS))
+            t = time.monotonic()
+            try:
+                with open(os.path.join(d, name), "rb") as f:
+                    raw = f.read()
+            except FileNotFoundError:
+                reads.append((t, name, "missing"))
+                nv += 1
+                continue
+            if not raw.endswith(b"\n"):
+                errors.append(("torn", "%s: %d bytes, no trailing newline: %r...%r"
+                               % (name, len(raw), raw[:30], raw[-20:])))
+                continue
+            reads.append((t, name, classify(name, raw[:-1].decode())))
+            nv += 1
+        with lock:
+            counts["var_reads"] += nv
+            counts["env_reads"] += ne
+
+    def rewriter():
+        k = 0
+        while not stop.wait(0.1):
+            k += 1
+            tmp = config + ".new"
+            with open(tmp, "w") as f:
+                f.write('env:\n  MOUNT_STRESS_CFG: "c%d"\n'
+                        '  W0_0: "from-config-%d"\n  W1_1: "from-config-%d"\n' % (k, k, k))
+            os.rename(tmp, config)
+        counts["config_rewrites"] = k
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(WRITERS)]
+    threads += [threading.Thread(target=reader, args=(r,)) for r in range(READERS)]
+    threads.append(threading.Thread(target=rewriter))
+    for th in threads:
+        th.start()
+    stop.wait(seconds)
+    stop.set()
+    for th in threads:
+        th.join()
+
+    # Staleness, now that every acknowledgement is known.
+    def check(t, name, got):
+        want = acks.before(name, t)
+        if want is None:
+            return          # nothing acknowledged yet: any written value
+        if not isinstance(got, int) or got < want:
+            errors.append(("stale", "%s: read %s at %.6f, but seq %d was acknowledged "
+                           "before" % (name, got, t, want)))
+
+    for t, name, got in reads:
+        if got is not None:
+            check(t, name, got)
+    for t, seen in env_reads:
+        for name in acks.t:
+            got = seen.get(name, "missing")
+            if got is not None:
+                check(t, name, got)
+    # Every seq read was attempted by its writer (torn covers the bytes).
+    for name, got in [(n, g) for _, n, g in reads] + \
+            [kv for _, seen in env_reads for kv in seen.items()]:
+        if isinstance(got, int) and got not in acks.started[name]:
+            errors.append(("phantom", "%s: seq %d was never written" % (name, got)))
+
+    last = {n: value_of(int(n[1:n.index("_")]), int(n[n.index("_") + 1:]), s[-1])
+            for n, s in acks.seq.items() if s}
+    with open(result, "w") as f:
+        json.dump({"last": last, "counts": counts,
+                   "config_last": counts["config_rewrites"]}, f)
+
+    kinds = {}
+    for kind, _ in errors:
+        kinds[kind] = kinds.get(kind, 0) + 1
+    print("# stress: %.0f s, %d writes acknowledged (%d over a page, slowest close %.1f ms), "
+          "%d variable reads, %d env_file reads (%d values checked), %d config rewrites"
+          % (seconds, counts["writes"], counts["long_writes"], counts["close_ms_max"],
+             counts["var_reads"], counts["env_reads"],
+             sum(len(s) for _, s in env_reads), counts["config_rewrites"]), file=sys.stderr)
+    print("# stress: torn %d, stale %d, phantom %d, failed writes %d"
+          % (kinds.get("torn", 0), kinds.get("stale", 0), kinds.get("phantom", 0),
+             kinds.get("write", 0)), file=sys.stderr)
+    for kind, detail in errors[:10]:
+        print("%s: %s" % (kind, detail), file=sys.stderr)
+    if counts["writes"] < 100 or counts["var_reads"] < 100 or counts["env_reads"] < 10:
+        print("too little happened to prove anything", file=sys.stderr)
+        return 1
+    return 1 if errors else 0
+
+
+def verify(d, result):
+    with open(result) as f:
+        last = json.load(f)["last"]
+    bad = 0
+    for name, want in sorted(last.items()):
+        try:
+            with open(os.path.join(d, name), "rb") as f:
+                got = f.read().decode()
+        except OSError as e:
+            got = str(e)
+        if got != want + "\n":
+            bad += 1
+            if bad <= 10:
+                print("%s: %r after the remount, want %r" % (name, got[:80], want[:80]),
+                      file=sys.stderr)
+    print("# stress: after the remount %d of %d variables hold their last acknowledged "
+          "write" % (len(last) - bad, len(last)), file=sys.stderr)
+    return 1 if bad or len(last) < WRITERS * VARS // 2 else 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "run":
+        sys.exit(run(sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]))
+    sys.exit(verify(sys.argv[2], sys.argv[3]))
