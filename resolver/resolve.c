@@ -82,6 +82,7 @@ struct rctx {
 	unsigned depth;                 /* nested resolve_var calls */
 	bool depth_reported;
 	bool depth_cut;                 /* the last -ELOOP was the depth bound */
+	struct rvar *cur;               /* the variable being resolved */
 };
 
 /* Deeper reference chains than this are reported, not followed: the
@@ -415,6 +416,9 @@ static int final_lookup(void *ctx, const char *name, size_t len, const char **va
 		return err;
 	if (!v->set && !v->param)
 		return 0;
+	/* A value built from a secret is as secret as its source. */
+	if (v->secret && r->cur)
+		r->cur->secret = true;
 	*val = v->val;
 	*vlen = v->val_len;
 	return 1;
@@ -496,10 +500,13 @@ static int pre_config_lookup(void *ctx, const char *name, size_t len, const char
 	size_t k, i;
 	int err;
 
+	v = find_var(r, name, len);
+	if (v && v->secret && r->cur)
+		r->cur->secret = true;
 	for (k = cl->index; k-- > 0;)
 		if (strlen(cfg->env[k].name) == len && !memcmp(cfg->env[k].name, name, len))
 			return cfg_value(r, k, val, vlen);
-	if (!(v = find_var(r, name, len)))
+	if (!v)
 		return 0;
 	for (i = 0; i < v->nc; i++) {
 		struct cand *c = &v->c[i];
@@ -949,6 +956,7 @@ out:
 
 static int resolve_var(struct rctx *r, struct rvar *v)
 {
+	struct rvar *prev;
 	int err;
 
 	if (v->st == ST_DONE)
@@ -967,7 +975,12 @@ static int resolve_var(struct rctx *r, struct rvar *v)
 	}
 	v->st = ST_BUSY;
 	r->depth++;
+	prev = r->cur;
+	r->cur = v;
 	err = v->flags_decl ? build_flags(r, v) : build_value(r, v);
+	r->cur = prev;
+	if (v->secret && prev)
+		prev->secret = true;
 	r->depth--;
 	v->st = ST_DONE;
 	return err == -ELOOP ? 0 : err;

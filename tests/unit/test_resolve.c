@@ -1196,6 +1196,27 @@ static void test_secret__value_redacted_in_shadowed_and_explain(void **state)
 	fx_release(&f);
 }
 
+static void test_secret__value_built_from_a_secret_is_secret(void **state)
+{
+	struct fx f = { 0 };
+	const struct snapshot *s;
+	char *explain;
+	size_t len;
+
+	(void)state;
+	f.config = "secret_ref.yaml";
+	f.env[0] = "SECRET_TOKEN=tok-123";
+	s = fx_resolve(&f, "a1");
+	assert_value(s, "SECRET_URL", "https://user:tok-123@hub.example");
+	assert_true(var(s, "SECRET_URL")->secret);
+	assert_false(var(s, "PLAIN")->secret);
+	explain = render(s, VIEW_EXPLAIN, &len);
+	assert_lacks(explain, "tok-123");
+	assert_contains(explain, "no secret here");
+	free(explain);
+	fx_release(&f);
+}
+
 /* ---- snapshot lifetime ---------------------------------------------------- */
 
 /* A FUSE open keeps its snapshot while a reload frees the world it came
@@ -1305,6 +1326,7 @@ int main(void)
 		cmocka_unit_test(test_config__backend_name_set_by_cli_is_seen),
 		cmocka_unit_test(test_config__a_key_extends_its_own_inherited_value),
 		cmocka_unit_test(test_secret__value_redacted_in_shadowed_and_explain),
+		cmocka_unit_test(test_secret__value_built_from_a_secret_is_secret),
 		cmocka_unit_test(test_world__bad_env_argument_fails_the_load),
 		cmocka_unit_test(test_world__missing_inherit_file_fails_the_load),
 		/* last: under ASan a failure here aborts the binary */
