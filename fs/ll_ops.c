@@ -823,8 +823,8 @@ static bool reserved_name(const char *name)
 {
 	int k;
 
-	if (!strcmp(name, "status") || !strcmp(name, "diagnostics"))
-		return true;
+	/* Only the views: status and diagnostics live at the root, so an
+	 * arch directory may hold variables of those names. */
 	for (k = 0; k < VIEW_COUNT; k++)
 		if (!strcmp(name, view_file_name(k)))
 			return true;

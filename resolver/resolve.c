@@ -33,6 +33,7 @@ struct cand {
 	bool unset;                     /* an override that unsets */
 	signed char applies;            /* -1 not yet known */
 	bool have_val;
+	bool secret;                    /* the value was built from a secret */
 	const char *val;                /* evaluated value (arena) */
 	size_t val_len;
 };
@@ -65,6 +66,7 @@ struct rvar {
 
 struct cfgval {
 	enum rstate st;
+	bool secret;                    /* the value was built from a secret */
 	const char *val;
 	size_t len;
 };
@@ -83,6 +85,7 @@ struct rctx {
 	bool depth_reported;
 	bool depth_cut;                 /* the last -ELOOP was the depth bound */
 	struct rvar *cur;               /* the variable being resolved */
+	bool *taint;                    /* the cached value being computed */
 };
 
 /* Deeper reference chains than this are reported, not followed: the
@@ -109,6 +112,17 @@ static struct rvar *find_var(struct rctx *r, const char *name, size_t len)
 			hi = mid;
 	}
 	return NULL;
+}
+
+/* A value built from a secret is as secret as its source: the variable
+ * being resolved and the cached value being computed both become secret,
+ * so a later reader of that cache inherits it too. */
+static void taint(struct rctx *r)
+{
+	if (r->cur)
+		r->cur->secret = true;
+	if (r->taint)
+		*r->taint = true;
 }
 
 /* ---- building the candidate table ------------------------------------ */
@@ -416,9 +430,8 @@ static int final_lookup(void *ctx, const char *name, size_t len, const char **va
 		return err;
 	if (!v->set && !v->param)
 		return 0;
-	/* A value built from a secret is as secret as its source. */
-	if (v->secret && r->cur)
-		r->cur->secret = true;
+	if (v->secret)
+		taint(r);
 	*val = v->val;
 	*vlen = v->val_len;
 	return 1;
@@ -500,13 +513,13 @@ static int pre_config_lookup(void *ctx, const char *name, size_t len, const char
 	size_t k, i;
 	int err;
 
-	v = find_var(r, name, len);
-	if (v && v->secret && r->cur)
-		r->cur->secret = true;
 	for (k = cl->index; k-- > 0;)
-		if (strlen(cfg->env[k].name) == len && !memcmp(cfg->env[k].name, name, len))
+		if (strlen(cfg->env[k].name) == len && !memcmp(cfg->env[k].name, name, len)) {
+			if ((v = find_var(r, name, len)) && v->secret)
+				taint(r);
 			return cfg_value(r, k, val, vlen);
-	if (!v)
+		}
+	if (!(v = find_var(r, name, len)))
 		return 0;
 	for (i = 0; i < v->nc; i++) {
 		struct cand *c = &v->c[i];
@@ -523,6 +536,8 @@ static int pre_config_lookup(void *ctx, const char *name, size_t len, const char
 			continue;
 		if ((err = cand_value(r, v, c)) < 0)
 			return err;
+		if (v->secret || c->secret)
+			taint(r);
 		*val = c->val;
 		*vlen = c->val_len;
 		return 1;
@@ -536,13 +551,16 @@ static int cfg_value(struct rctx *r, size_t k, const char **val, size_t *len)
 	const struct config_entry *e = &r->w->config->env[k];
 	struct cfg_lookup cl = { r, k };
 	struct strbuf sb = STRBUF_INIT;
+	bool *outer = r->taint;
 	int err = 0;
 
 	if (cv->st == ST_BUSY)
 		return -ELOOP;
 	if (cv->st == ST_NEW) {
 		cv->st = ST_BUSY;
+		r->taint = &cv->secret;
 		err = config_expand(r->w->config, e, pre_config_lookup, &cl, &sb, &r->diags);
+		r->taint = outer;
 		if (!err && !(cv->val = arena_strndup(r->arena, sb_str(&sb), sb.len)))
 			err = -ENOMEM;
 		cv->len = sb.len;
@@ -551,6 +569,8 @@ static int cfg_value(struct rctx *r, size_t k, const char **val, size_t *len)
 		if (err < 0)
 			return err;
 	}
+	if (cv->secret)
+		taint(r);
 	*val = cv->val;
 	*len = cv->len;
 	return 1;
@@ -558,23 +578,30 @@ static int cfg_value(struct rctx *r, size_t k, const char **val, size_t *len)
 
 static int cand_value(struct rctx *r, struct rvar *v, struct cand *c)
 {
+	bool *outer = r->taint;
 	unsigned line;
-	int err;
+	int err = 0;
 
-	if (c->have_val)
-		return 0;
-	if (c->cfg >= 0) {
-		if ((err = cfg_value(r, (size_t)c->cfg, &c->val, &c->val_len)) < 0)
+	if (!c->have_val) {
+		r->taint = &c->secret;
+		if (c->cfg >= 0)
+			err = cfg_value(r, (size_t)c->cfg, &c->val, &c->val_len);
+		else if (c->sv)
+			err = expand(r, v, c->sv->value, cand_file(c, &line), c->sv->line,
+				     &c->val, &c->val_len);
+		else {
+			c->val = c->lit ? c->lit : "";
+			c->val_len = c->lit_len;
+		}
+		r->taint = outer;
+		if (err < 0)
 			return err;
-	} else if (c->sv) {
-		if ((err = expand(r, v, c->sv->value, cand_file(c, &line), c->sv->line,
-				  &c->val, &c->val_len)) < 0)
-			return err;
-	} else {
-		c->val = c->lit ? c->lit : "";
-		c->val_len = c->lit_len;
+		c->have_val = true;
 	}
-	c->have_val = true;
+	if (c->secret) {
+		v->secret = true;
+		taint(r);
+	}
 	return 0;
 }
 
@@ -911,8 +938,11 @@ static int build_flags(struct rctx *r, struct rvar *v)
 			any = true;
 			parts[np++] = (struct part){ app->val, app->val_len, app->layer };
 			mask |= 1u << app->layer;
-			sb_addf(&v->explain_sb, "%s appended (wins): %.*s\n", app->name,
-				(int)app->val_len, app->val);
+			if (app->secret || v->secret)
+				sb_addf(&v->explain_sb, "%s appended (wins): <redacted>\n", app->name);
+			else
+				sb_addf(&v->explain_sb, "%s appended (wins): %.*s\n", app->name,
+					(int)app->val_len, app->val);
 		}
 	}
 	for (i = 0; i < np; i++) {
@@ -957,12 +987,15 @@ out:
 static int resolve_var(struct rctx *r, struct rvar *v)
 {
 	struct rvar *prev;
+	bool *outer;
 	int err;
 
 	if (v->st == ST_DONE)
 		return 0;
 	if (v->st == ST_BUSY)
 		return -ELOOP;
+	if (!r->depth)
+		r->depth_cut = false;   /* a cut not consumed by a cycle report */
 	if (r->depth >= RESOLVE_MAX_DEPTH) {
 		if (!r->depth_reported) {
 			r->depth_reported = true;
@@ -976,11 +1009,12 @@ static int resolve_var(struct rctx *r, struct rvar *v)
 	v->st = ST_BUSY;
 	r->depth++;
 	prev = r->cur;
+	outer = r->taint;
 	r->cur = v;
+	r->taint = NULL;
 	err = v->flags_decl ? build_flags(r, v) : build_value(r, v);
 	r->cur = prev;
-	if (v->secret && prev)
-		prev->secret = true;
+	r->taint = outer;
 	r->depth--;
 	v->st = ST_DONE;
 	return err == -ELOOP ? 0 : err;
@@ -991,7 +1025,7 @@ static int resolve_var(struct rctx *r, struct rvar *v)
 static bool is_view_name(const char *name)
 {
 	static const char *const views[] = { "env_file", "environ", "env.sh", "env.json",
-					     "explain", "digest", "status", "diagnostics", NULL };
+					     "explain", "digest", NULL };
 	size_t k;
 
 	for (k = 0; views[k]; k++)

@@ -165,8 +165,14 @@ for v in status diagnostics; do
 	expect_errno EACCES "open('$MNT/$v', 'w')"
 	expect_errno EACCES "os.unlink('$MNT/$v')"
 	expect_errno EACCES "os.rename('$MNT/$v', '$MNT/x')"
-	expect_errno EACCES "os.rename('$dir/MOUNT_TEST_MOVED', '$dir/$v')"
 done
+# status and diagnostics live at the root only (SPEC 6.1): in an arch
+# directory they are ordinary variable names.
+expect_errno ok "put('$dir/status', 'st')"
+[ "$(cat "$dir/status")" = st ] || fail "a variable named status"
+grep -qx 'status=st' "$dir/env_file" || fail "variable status not in env_file"
+rm "$dir/status"
+[ ! -e "$dir/status" ] || fail "rm of the variable named status"
 expect_errno EACCES "open('$MNT/newfile', 'w')"
 expect_errno EPERM "os.mkdir('$dir/sub')"
 expect_errno EPERM "os.setxattr('$dir/NVTE_FUSED_ATTN', 'user.primus.layer', b'x')"

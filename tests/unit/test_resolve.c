@@ -1209,11 +1209,29 @@ static void test_secret__value_built_from_a_secret_is_secret(void **state)
 	s = fx_resolve(&f, "a1");
 	assert_value(s, "SECRET_URL", "https://user:tok-123@hub.example");
 	assert_true(var(s, "SECRET_URL")->secret);
+	assert_value(s, "Z_TOK", "tok-123");
+	assert_true(var(s, "Z_TOK")->secret);
+	assert_value(s, "A_USE", "tok-123");
+	assert_true(var(s, "A_USE")->secret);
 	assert_false(var(s, "PLAIN")->secret);
 	explain = render(s, VIEW_EXPLAIN, &len);
 	assert_lacks(explain, "tok-123");
 	assert_contains(explain, "no secret here");
 	free(explain);
+	fx_release(&f);
+}
+
+static void test_secret__naming_an_unset_secret_keeps_a_value_plain(void **state)
+{
+	struct fx f = { 0 };
+	const struct snapshot *s;
+
+	(void)state;
+	f.config = "secret_ref.yaml";
+	s = fx_resolve(&f, "a1");
+	/* SECRET_TOKEN is unset: the reference stays literal, nothing secret. */
+	assert_value(s, "SECRET_URL", "https://user:${SECRET_TOKEN}@hub.example");
+	assert_false(var(s, "SECRET_URL")->secret);
 	fx_release(&f);
 }
 
@@ -1327,6 +1345,7 @@ int main(void)
 		cmocka_unit_test(test_config__a_key_extends_its_own_inherited_value),
 		cmocka_unit_test(test_secret__value_redacted_in_shadowed_and_explain),
 		cmocka_unit_test(test_secret__value_built_from_a_secret_is_secret),
+		cmocka_unit_test(test_secret__naming_an_unset_secret_keeps_a_value_plain),
 		cmocka_unit_test(test_world__bad_env_argument_fails_the_load),
 		cmocka_unit_test(test_world__missing_inherit_file_fails_the_load),
 		/* last: under ASan a failure here aborts the binary */
