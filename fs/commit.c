@@ -127,6 +127,7 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 	struct snapshot *snap = NULL;
 	struct epoch *next = NULL, *old;
 	size_t applied = 0, i;
+	int serr;
 	bool save_failed = false;
 	int err = 0;
 
@@ -176,8 +177,10 @@ undo:
 	 * the file holds what the mount serves (tests/mount/crash.sh). When
 	 * the rename did not happen, this rewrites the same bytes, or fails
 	 * again for the same reason and changes nothing. */
-	if (save_failed)
-		statefile_save(state, &fs->ov);
+	if (save_failed && (serr = statefile_save(state, &fs->ov)) < 0)
+		fprintf(stderr, "primus-envfs: %s: cannot restore the previous overrides after a "
+			"failed save: %s; the file may hold a change the mount refused\n",
+			state, strerror(-serr));
 	pthread_mutex_unlock(&fs->ov_lock);
 out:
 	for (i = 0; i < nch; i++)

@@ -1102,13 +1102,19 @@ static void envfs_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_in
 
 	counters_inc_ino(OP_RELEASE, ino);
 	/* FLUSH has committed what was written; what is left is an O_TRUNC
-	 * with nothing written (see wbuf_commit). Nobody is left to tell of
-	 * a failure now. */
+	 * with nothing written (see wbuf_commit). No caller is left to tell
+	 * of a failure, so the daemon's stderr is. */
 	if (of)
 		handles_del(&fs_of(req)->handles, &of->h);
 	if (of && of->w) {
+		int err;
+
 		wopen_del(fs_of(req), of);
-		wbuf_commit(fs_of(req), of, true);
+		/* EINVAL and EFBIG were the writer's answer at write(). */
+		err = wbuf_commit(fs_of(req), of, true);
+		if (err < 0 && err != -EINVAL && err != -EFBIG)
+			fprintf(stderr, "primus-envfs: a truncation committed at close failed: %s\n",
+				strerror(-err));
 	}
 	open_file_free(of);
 	reply_err(req, 0);

@@ -7,7 +7,7 @@
 # state file stops the mount naming the file and line.
 . "$(dirname "$0")/lib.sh"
 
-ENVFS_STDERR_ALLOW='cannot save the state'
+ENVFS_STDERR_ALLOW='cannot save the state|cannot restore the previous overrides'
 sdir="$TMP/state"
 mkdir "$sdir"
 state="$sdir/run.state.yaml"
