@@ -94,11 +94,11 @@ envfs_mount "${IN[@]}" -o auto_unmount
 kill -KILL "$PID"
 wait "$PID" 2>/dev/null || true
 PID=""
-for _ in $(seq 1 100); do
+for _ in $(seq 1 500); do
 	mountpoint -q "$MNT" || break
 	sleep 0.02
 done
-! mountpoint -q "$MNT" || fail "auto_unmount: $MNT still mounted 2 s after SIGKILL"
+! mountpoint -q "$MNT" || fail "auto_unmount: $MNT still mounted 10 s after SIGKILL"
 note "auto_unmount: the mount went away after SIGKILL"
 # And the mount point takes a new mount at once.
 envfs_mount "${IN[@]}"
