@@ -50,10 +50,13 @@ static bool var_visible(const struct snap_var *v)
 	return v && v->set && !v->view_name;
 }
 
-/* Finds what n is in e; -ENOENT when the epoch has no such path. */
+/* Finds what n is in e; -ENOENT when the epoch has no such path, -ESTALE
+ * when n is NULL (an inode the tree does not know, from tree_get). */
 static int resolve_node(const struct epoch *e, const struct node *n, struct target *t)
 {
 	memset(t, 0, sizeof(*t));
+	if (!n)
+		return -ESTALE;
 	switch (n->kind) {
 	case NODE_ROOT:
 	case NODE_STATUS:
@@ -990,10 +993,6 @@ static void read_current(fuse_req_t req, struct envfs *fs, fuse_ino_t ino,
 		err = -EINVAL;
 		goto out;
 	}
-	if (!n) {
-		err = -ESTALE;
-		goto out;
-	}
 	if ((err = resolve_node(e, n, &t)) < 0)
 		goto out;
 	switch (n->kind) {
@@ -1634,10 +1633,6 @@ static void envfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	int which, err;
 
 	counters_inc(OP_GETXATTR);
-	if (!n) {
-		err = -ESTALE;
-		goto out;
-	}
 	if ((err = resolve_node(e, n, &t)) < 0)
 		goto out;
 	err = -ENODATA;
@@ -1666,10 +1661,6 @@ static void envfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	int which, err;
 
 	counters_inc(OP_LISTXATTR);
-	if (!n) {
-		err = -ESTALE;
-		goto out;
-	}
 	if ((err = resolve_node(e, n, &t)) < 0)
 		goto out;
 	for (which = 0; n->kind == NODE_VAR && which < XA_COUNT; which++) {
