@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "loop.h"
 #include "envfs.h"
 #include "ll_ops.h"
 #include "reload.h"
@@ -85,20 +86,6 @@ out:
 	return err;
 }
 
-static int run_loop(struct fuse_session *se, bool single_thread)
-{
-	struct fuse_loop_config *cfg;
-	int res;
-
-	if (single_thread)
-		return fuse_session_loop(se);
-	if (!(cfg = fuse_loop_cfg_create()))
-		return -ENOMEM;
-	res = fuse_session_loop_mt(se, cfg);
-	fuse_loop_cfg_destroy(cfg);
-	return res;
-}
-
 int cmd_mount(int argc, char **argv)
 {
 	struct mount_opts mo;
@@ -151,7 +138,9 @@ int cmd_mount(int argc, char **argv)
 			strerror(errno));
 	if (reloader_start(fs.reloader) < 0)
 		goto out;
-	res = run_loop(se, mo.single_thread);
+	res = loop_run(se, &(struct loop_opts){
+		.spin_us = mo.spin_us,
+		.workers = mo.single_thread ? 0 : LOOP_DEFAULT_WORKERS });
 	/* A signal ends the loop with its (positive) number: a clean exit. */
 	ret = res < 0 ? 1 : 0;
 out:

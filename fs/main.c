@@ -27,7 +27,9 @@ static const char usage[] =
 	"FORMAT: env_file environ sh json explain digest (default env_file)\n"
 	"check exits 0 when clean, 1 with warnings, 2 with errors.\n"
 	"Mount options (-o): ro, allow_other, entry_timeout=S, attr_timeout=S,\n"
-	"  noinval (debug: no cache invalidation), and the usual FUSE options.\n";
+	"  spin=US (poll for requests US microseconds after each; default 50, 0 off),\n"
+	"  noinval (debug: no cache invalidation), and the usual FUSE options.\n"
+	"-s answers every request on one thread (commits included).\n";
 
 int main(int argc, char **argv)
 {

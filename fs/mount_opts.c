@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loop.h"
 #include "mount_opts.h"
 
 static int bad(const char *fmt, const char *arg)
@@ -28,6 +29,23 @@ static int parse_timeout(const char *opt, const char *s, double *out)
 	return 0;
 }
 
+#define XSTR(x) #x
+#define STR(x) XSTR(x)
+
+static int parse_spin(const char *opt, const char *s, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v > LOOP_MAX_SPIN_US)
+		return bad("-o %s: expected microseconds from 0 to "
+			   STR(LOOP_MAX_SPIN_US), opt);
+	*out = (unsigned)v;
+	return 0;
+}
+
 /* Handles one comma-separated -o list. */
 static int parse_o(struct mount_opts *mo, const char *list)
 {
@@ -46,6 +64,11 @@ static int parse_o(struct mount_opts *mo, const char *list)
 		}
 		if (!strncmp(opt, "attr_timeout=", 13)) {
 			if ((err = parse_timeout(opt, opt + 13, &mo->attr_timeout)) < 0)
+				goto out;
+			continue;
+		}
+		if (!strncmp(opt, "spin=", 5)) {
+			if ((err = parse_spin(opt, opt + 5, &mo->spin_us)) < 0)
 				goto out;
 			continue;
 		}
@@ -79,6 +102,7 @@ int mount_opts_parse(struct mount_opts *mo, int argc, char **argv)
 	memset(mo, 0, sizeof(*mo));
 	mo->entry_timeout = ENVFS_DEFAULT_TIMEOUT;
 	mo->attr_timeout = ENVFS_DEFAULT_TIMEOUT;
+	mo->spin_us = LOOP_DEFAULT_SPIN_US;
 	/* Our fsname goes first so a user's -o fsname= wins. */
 	if (fuse_opt_add_arg(&mo->fargs, argv[0]) < 0 ||
 	    fuse_opt_add_arg(&mo->fargs, "-o") < 0 ||

@@ -22,6 +22,7 @@ struct mount_opts {
 	bool noinval;                /* -o noinval: debug, no cache invalidation */
 	double entry_timeout;        /* -o entry_timeout=S */
 	double attr_timeout;         /* -o attr_timeout=S */
+	unsigned spin_us;            /* -o spin=US: see loop.h */
 	struct fuse_args fargs;      /* for fuse_session_new(); owned */
 };
 

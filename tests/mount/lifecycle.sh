@@ -21,6 +21,39 @@ for sig in TERM INT; do
 	! grep -q "$MNT" /proc/mounts || fail "SIG$sig left $MNT in /proc/mounts"
 done
 
+# SIGTERM while readers keep the daemon busy (it never goes idle, so it
+# must still look at its signals between requests), in each loop mode:
+# the default (a reading thread that spins, commits on workers), -s (one
+# thread for everything), -o spin=0 (sleeps at once) and -o spin=10000
+# (never sleeps while the reader runs).
+for mode in default -s "-o spin=0" "-o spin=10000"; do
+	if [ "$mode" = default ]; then envfs_mount "${IN[@]}"; else envfs_mount "${IN[@]}" $mode; fi
+	f=$MNT/env/maxtext/gfx950/NNODES
+	[ "$(cat "$f")" = 1 ] || fail "$mode: NNODES"
+	echo 3 >"$f" || fail "$mode: write"
+	[ "$(cat "$f")" = 3 ] || fail "$mode: write not read back"
+	# Back-to-back opens from one process, faster than the spin window.
+	python3 -c 'import sys
+while True:
+    try:
+        open(sys.argv[1]).read(); open(sys.argv[2]).read()
+    except OSError:
+        break' "$f" "$MNT/env/maxtext/gfx950/env_file" &
+	load=$!
+	sleep 0.3
+	t0=$(date +%s%N)
+	kill -TERM "$PID"
+	rc=0
+	wait "$PID" || rc=$?
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	PID=""
+	kill "$load" 2>/dev/null || true
+	wait "$load" 2>/dev/null || true
+	[ "$rc" -eq 0 ] || fail "$mode: SIGTERM under load: exit status $rc"
+	[ "$ms" -lt 2000 ] || fail "$mode: SIGTERM under load took $ms ms"
+	! mountpoint -q "$MNT" || fail "$mode: SIGTERM under load left $MNT mounted"
+done
+
 # Without -f: the command returns once the mount is up; the daemon stays.
 "$ENVFS_BIN" "${IN[@]}" "$MNT" 2>"$TMP/bg.err" || fail "background mount failed: $(cat "$TMP/bg.err")"
 ERR_FILES+=("$TMP/bg.err")
@@ -58,6 +91,10 @@ expect_fail "file as mountpoint" "$TMP/plainfile.*Not a directory" 1 \
 	"$ENVFS_BIN" "${IN[@]}" -f "$TMP/plainfile"
 expect_fail "no mountpoint" "MOUNTPOINT" 1 "$ENVFS_BIN" "${IN[@]}" -f
 expect_fail "bad timeout" "entry_timeout" 1 "$ENVFS_BIN" "${IN[@]}" -o entry_timeout=soon -f "$MNT"
+expect_fail "bad spin" "spin=fast: expected microseconds from 0 to 10000" 1 \
+	"$ENVFS_BIN" "${IN[@]}" -o spin=fast -f "$MNT"
+expect_fail "spin too long" "spin=10001" 1 "$ENVFS_BIN" "${IN[@]}" -o spin=10001 -f "$MNT"
+expect_fail "negative spin" "spin=-1" 1 "$ENVFS_BIN" "${IN[@]}" -o spin=-1 -f "$MNT"
 expect_fail "unknown flag" "-x" 1 "$ENVFS_BIN" "${IN[@]}" -x -f "$MNT"
 expect_fail "missing config" "nope.yaml" 1 "$ENVFS_BIN" "${IN[@]}" --config "$TMP/nope.yaml" -f "$MNT"
 # A config that does not parse: there is no last good resolution yet.
