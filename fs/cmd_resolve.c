@@ -77,6 +77,9 @@ int resolve_one(struct cli_inputs *ci, const char *backend, const char *arch,
 	}
 	if (inputs_finish(ci) < 0)
 		return 2;
+	/* One directory needs one backend's spec: the other backends' files
+	 * are not even read (`check` reads them all). */
+	ci->in.only_backend = backend;
 	if ((err = load_world(ci, true, &w)) < 0)
 		goto out;
 	if (!spec_set_backend(w->specs, backend)) {

@@ -131,6 +131,15 @@ size_t diag_count(const struct diag_list *l, enum diag_sev sev)
 	return n;
 }
 
+void diag_truncate(struct diag_list *l, size_t n)
+{
+	while (l->n > n) {
+		l->n--;
+		free(l->v[l->n].file);
+		free(l->v[l->n].msg);
+	}
+}
+
 void diag_list_release(struct diag_list *l)
 {
 	size_t i;

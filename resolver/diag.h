@@ -40,6 +40,8 @@ int diag_format(const struct diag *d, struct strbuf *out);
 int diag_max_sev(const struct diag_list *l);
 size_t diag_count(const struct diag_list *l, enum diag_sev sev);
 const char *diag_sev_name(enum diag_sev sev);
+/* Drops the diagnostics added after the first n (a load started over). */
+void diag_truncate(struct diag_list *l, size_t n);
 void diag_list_release(struct diag_list *l);
 
 #endif

@@ -18,6 +18,7 @@
 
 struct envfs_inputs {
 	const char *specs_dir;         /* required */
+	const char *only_backend;      /* NULL: every spec file (spec_set_load_dir) */
 	const char *config;            /* NULL: no config */
 	const char *const *inherit;    /* --inherit files, in order */
 	size_t ninherit;

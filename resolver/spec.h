@@ -121,11 +121,15 @@ struct spec_set {
 };
 
 /* Loads every *.yaml of dir: base.yaml (the runner), catalog.yaml (the
- * variable catalog) and one file per backend. Schema errors are error
- * diagnostics with file:line:col; returns -EINVAL when any error was found,
- * or a negative errno when dir cannot be read. *out is caller-owned,
- * freed with spec_set_free(), and is set only on success. */
-int spec_set_load_dir(const char *dir, struct spec_set **out, struct diag_list *diags);
+ * variable catalog) and one file per backend. With only (resolve and exec,
+ * which need one backend), a dir holding <only>.yaml has just that file,
+ * base.yaml and catalog.yaml read, unless <only>.yaml turns out to declare
+ * another backend; NULL reads everything (check, the mount). Schema errors
+ * are error diagnostics with file:line:col; returns -EINVAL when any error
+ * was found, or a negative errno when dir cannot be read. *out is
+ * caller-owned, freed with spec_set_free(), and is set only on success. */
+int spec_set_load_dir(const char *dir, const char *only, struct spec_set **out,
+		      struct diag_list *diags);
 /* Loads one spec file (no catalog, no cross-file checks). */
 int spec_load_file(const char *path, const char *display, struct spec **out,
 		   struct diag_list *diags);

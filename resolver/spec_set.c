@@ -112,9 +112,28 @@ static int check_set(struct spec_set *set, struct diag_list *diags)
 	return errors ? -EINVAL : 0;
 }
 
-int spec_set_load_dir(const char *dir, struct spec_set **out, struct diag_list *diags)
+/* The name of only's own file when dir has one that a load for that
+ * backend alone may keep (with base.yaml and catalog.yaml), or NULL. */
+static const char *own_file(char **names, size_t n, const char *only, struct strbuf *want)
 {
-	struct strbuf path = STRBUF_INIT, disp = STRBUF_INIT;
+	size_t k;
+
+	sb_reset(want);
+	if (!only || sb_addf(want, "%s.yaml", only) < 0 ||
+	    !strcmp(sb_str(want), "base.yaml") || !strcmp(sb_str(want), "catalog.yaml"))
+		return NULL;
+	for (k = 0; k < n; k++)
+		if (!strcmp(names[k], sb_str(want)))
+			return sb_str(want);
+	return NULL;
+}
+
+int spec_set_load_dir(const char *dir, const char *only, struct spec_set **out,
+		      struct diag_list *diags)
+{
+	struct strbuf path = STRBUF_INIT, disp = STRBUF_INIT, want = STRBUF_INIT;
+	size_t ndiags = diags->n;
+	const char *keep;
 	struct spec_set *set = NULL;
 	char **names = NULL;
 	size_t n = 0, k;
@@ -122,6 +141,7 @@ int spec_set_load_dir(const char *dir, struct spec_set **out, struct diag_list *
 
 	if ((err = list_yaml(dir, &names, &n, diags)) < 0)
 		goto out;
+	keep = own_file(names, n, only, &want);
 	err = -ENOMEM;
 	if (!(set = calloc(1, sizeof(*set))) || !(set->dir = xstrdup(dir)) ||
 	    !(set->backends = calloc(n ? n : 1, sizeof(*set->backends))))
@@ -130,6 +150,9 @@ int spec_set_load_dir(const char *dir, struct spec_set **out, struct diag_list *
 		struct spec *s = NULL;
 
 		sb_reset(&path);
+		if (keep && strcmp(names[k], keep) && strcmp(names[k], "base.yaml") &&
+		    strcmp(names[k], "catalog.yaml"))
+			continue;
 		if ((err = sb_addf(&path, "%s/%s", dir, names[k])) < 0 ||
 		    (err = display_name(dir, names[k], &disp)) < 0)
 			goto out;
@@ -169,6 +192,13 @@ int spec_set_load_dir(const char *dir, struct spec_set **out, struct diag_list *
 	qsort(set->backends, set->nbackends, sizeof(*set->backends), backend_cmp);
 	if (check_set(set, diags) < 0)
 		bad = 1;
+	/* only.yaml declares some other backend: the one asked for may be
+	 * anywhere, so read every file after all. */
+	if (keep && !bad && !spec_set_backend(set, only)) {
+		diag_truncate(diags, ndiags);
+		err = spec_set_load_dir(dir, NULL, out, diags);
+		goto out;
+	}
 	err = bad ? -EINVAL : 0;
 	if (!err) {
 		*out = set;
@@ -181,6 +211,7 @@ out:
 	free(names);
 	sb_release(&path);
 	sb_release(&disp);
+	sb_release(&want);
 	return err;
 }
 

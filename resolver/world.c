@@ -85,7 +85,7 @@ int world_load(const struct envfs_inputs *in, struct world **out)
 
 	if (!w)
 		return -ENOMEM;
-	err = spec_set_load_dir(in->specs_dir, &w->specs, &w->diags);
+	err = spec_set_load_dir(in->specs_dir, in->only_backend, &w->specs, &w->diags);
 	if (err == -ENOMEM)
 		goto out;
 	failed |= err < 0;

@@ -177,4 +177,34 @@ cmp -s "$TMP/maxtext-gfx942/digest" "$TMP/maxtext-gfx950/digest" &&
 run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve -b maxtext -a gfx950 --format digest
 cmp -s "$TMP/out" "$TMP/maxtext-gfx950/digest" || fail "digest is not stable across runs"
 
+# resolve reads the asked backend's own file (with base.yaml and
+# catalog.yaml) and no other backend's: a broken torch_fl.yaml does not
+# stop a maxtext resolve, while check, which reads everything, reports it.
+run "$TMP/good" "$TMP/err" clean "$ENVFS_BIN" resolve -b maxtext -a gfx950
+mkdir -p "$TMP/sel/broken"
+cp "$ENVFS_SPECS"/*.yaml "$TMP/sel/broken/"
+printf 'backend: torch_fl\nvariables: [\n' >"$TMP/sel/broken/torch_fl.yaml"
+run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve --specs "$TMP/sel/broken" -b maxtext -a gfx950
+cmp -s "$TMP/out" "$TMP/good" || fail "a broken torch_fl.yaml changed the maxtext resolve"
+[ ! -s "$TMP/err" ] || fail "resolve -b maxtext read torch_fl.yaml: $(cat "$TMP/err")"
+rc=0
+clean "$ENVFS_BIN" check --specs "$TMP/sel/broken" >/dev/null 2>"$TMP/err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "torch_fl.yaml:3" "$TMP/err" ||
+	fail "check missed the broken torch_fl.yaml (exit $rc): $(cat "$TMP/err")"
+# The backend's file under another name is still found (every file is
+# read), and so it is when maxtext.yaml declares some other backend.
+mkdir -p "$TMP/sel/renamed" "$TMP/sel/swapped"
+cp "$ENVFS_SPECS"/*.yaml "$TMP/sel/renamed/"
+mv "$TMP/sel/renamed/maxtext.yaml" "$TMP/sel/renamed/jax.yaml"
+run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve --specs "$TMP/sel/renamed" -b maxtext -a gfx950
+cmp -s "$TMP/out" "$TMP/good" || fail "maxtext declared in jax.yaml: output differs"
+cp "$ENVFS_SPECS"/*.yaml "$TMP/sel/swapped/"
+mv "$TMP/sel/swapped/maxtext.yaml" "$TMP/sel/swapped/jax.yaml"
+sed 's/^backend: megatron$/backend: maxtext_old/' "$ENVFS_SPECS/megatron.yaml" \
+	>"$TMP/sel/swapped/maxtext.yaml"
+rm "$TMP/sel/swapped/megatron.yaml"
+grep -q '^backend: maxtext_old$' "$TMP/sel/swapped/maxtext.yaml" || fail "swapped: sed"
+run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve --specs "$TMP/sel/swapped" -b maxtext -a gfx950
+cmp -s "$TMP/out" "$TMP/good" || fail "maxtext.yaml declaring maxtext_old: output differs"
+
 echo "ok: resolve"
