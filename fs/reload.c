@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "memory.h"
 #include "reload.h"
 #include "status.h"
 
@@ -157,6 +158,7 @@ int envfs_load_initial(struct envfs *fs)
 	ld.epoch = NULL;
 out:
 	load_release(&ld);
+	memory_release_freed();
 	return err;
 }
 
@@ -219,6 +221,7 @@ out:
 	epoch_unref(next);
 	inval_list_release(&l);
 	load_release(&ld);
+	memory_release_freed();
 	return err;
 }
 
