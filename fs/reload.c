@@ -81,7 +81,7 @@ static int load_inputs(struct envfs *fs, struct load *ld)
 	struct resolution *res = NULL;
 	int err, e2;
 
-	err = world_load(&fs->opts->ci.in, &ld->world);
+	err = world_load_from(&fs->opts->ci.in, fs->world, &ld->world);
 	if (err == 0) {
 		pthread_mutex_lock(&fs->ov_lock);
 		err = resolve_all(ld->world, &fs->ov, &res);
