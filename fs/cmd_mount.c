@@ -21,6 +21,7 @@
 #include "loop.h"
 #include "envfs.h"
 #include "ll_ops.h"
+#include "memory.h"
 #include "reload.h"
 #include "statefile.h"
 
@@ -95,6 +96,7 @@ int cmd_mount(int argc, char **argv)
 	int cwd = -1, ret = 2, res;
 
 	memset(&fs, 0, sizeof(fs));
+	memory_policy_init();
 	pthread_mutex_init(&fs.ov_lock, NULL);
 	pthread_mutex_init(&fs.publish_lock, NULL);
 	pthread_mutex_init(&fs.wopen_lock, NULL);

@@ -153,13 +153,16 @@ static int fill_attr(struct envfs *fs, struct epoch *e, const struct node *n,
 		st->st_mode = S_IFREG | (t->var->secret ? 0600 : 0644);
 		st->st_size = t->var->value_len + 1;
 		break;
-	case NODE_VIEW:
-		if ((err = epoch_view(t->dir, n->view, &b)) < 0)
+	case NODE_VIEW: {
+		const struct view_meta *m;
+
+		/* The size alone: a large view is not kept rendered. */
+		if ((err = epoch_view_meta(t->dir, n->view, &m)) < 0)
 			return err;
 		st->st_mode = S_IFREG | (view_is_secret(t->dir->snap, n->view) ? 0600 : 0444);
-		st->st_size = b->len;
-		blob_unref(b);
+		st->st_size = m->len;
 		break;
+	}
 	default:
 		break;
 	}
@@ -665,6 +668,8 @@ static void envfs_ll_releasedir(fuse_req_t req, fuse_ino_t ino,
 struct open_file {
 	struct handle h;                 /* in fs->handles while open; first */
 	struct blob *blob;               /* one reference */
+	struct view_meta meta;           /* views: what blob holds, for
+	                                    comparing with later epochs */
 	struct snapshot *snap;           /* one reference, or NULL */
 	const struct node *node;         /* borrowed: nodes live forever */
 	struct timespec mtime;           /* of the epoch it was opened in */
@@ -691,9 +696,8 @@ struct wbuf {
  * open must not leave its old bytes there for later opens to find. */
 static bool open_file_stale(struct epoch *e, const struct open_file *of)
 {
+	const struct view_meta *cur;
 	struct target t;
-	struct blob *cur = NULL;
-	bool stale;
 
 	if (!of->snap)
 		return false;            /* status, diagnostics: direct_io */
@@ -704,11 +708,9 @@ static bool open_file_stale(struct epoch *e, const struct open_file *of)
 	if (of->node->kind == NODE_VAR)
 		return t.var->value_len + 1 != of->blob->len ||
 		       memcmp(t.var->value, of->blob->data, t.var->value_len);
-	if (epoch_view(t.dir, of->node->view, &cur) < 0)
+	if (epoch_view_meta(t.dir, of->node->view, &cur) < 0)
 		return true;
-	stale = !blob_equal(cur, of->blob);
-	blob_unref(cur);
-	return stale;
+	return !view_meta_equal(cur, &of->meta);
 }
 
 /* The attributes of the file as this open sees it. */
@@ -782,11 +784,18 @@ static int open_file_make(struct epoch *e, const struct node *n, struct open_fil
 		of->blob->data[t.var->value_len] = '\n';
 		of->snap = snapshot_ref(t.dir->snap);
 		break;
-	case NODE_VIEW:
-		if ((err = epoch_view(t.dir, n->view, &of->blob)) < 0)
+	case NODE_VIEW: {
+		const struct view_meta *m;
+
+		/* A large view is rendered for this open alone: the open
+		 * keeps the content it had when opened (SPEC 6.4). */
+		if ((err = epoch_view(t.dir, n->view, &of->blob)) < 0 ||
+		    (err = epoch_view_meta(t.dir, n->view, &m)) < 0)
 			goto out;
+		of->meta = *m;
 		of->snap = snapshot_ref(t.dir->snap);
 		break;
+	}
 	default:
 		err = -EISDIR;
 		goto out;
@@ -1015,7 +1024,7 @@ static void read_current(fuse_req_t req, struct envfs *fs, fuse_ino_t ino,
 		goto leave;
 	}
 	case NODE_VIEW:
-		err = epoch_view(t.dir, n->view, &b);
+		err = epoch_view_read(t.dir, n->view, &b);
 		break;
 	case NODE_STATUS:
 		err = status_bytes(fs, e, false, &b);
@@ -1030,6 +1039,8 @@ static void read_current(fuse_req_t req, struct envfs *fs, fuse_ino_t ino,
 	if (err < 0)
 		goto out;
 	reply_slice(req, b->data, b->len, size, off);
+	if (n->kind == NODE_VIEW)
+		epoch_view_read_end(t.dir, n->view, b, (size_t)off + size);
 	/* Those status bytes are now in the page cache, which no open will
 	 * drop: have the reload thread drop them, so the next reader sees
 	 * the counters move. */

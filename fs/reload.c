@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "memory.h"
 #include "reload.h"
 #include "status.h"
 
@@ -80,7 +81,7 @@ static int load_inputs(struct envfs *fs, struct load *ld)
 	struct resolution *res = NULL;
 	int err, e2;
 
-	err = world_load(&fs->opts->ci.in, &ld->world);
+	err = world_load_from(&fs->opts->ci.in, fs->world, &ld->world);
 	if (err == 0) {
 		pthread_mutex_lock(&fs->ov_lock);
 		err = resolve_all(ld->world, &fs->ov, &res);
@@ -157,6 +158,7 @@ int envfs_load_initial(struct envfs *fs)
 	ld.epoch = NULL;
 out:
 	load_release(&ld);
+	memory_release_freed();
 	return err;
 }
 
@@ -219,6 +221,7 @@ out:
 	epoch_unref(next);
 	inval_list_release(&l);
 	load_release(&ld);
+	memory_release_freed();
 	return err;
 }
 

@@ -80,6 +80,10 @@ int epoch_clone_dirs(const struct epoch *src, struct epoch **out)
 			struct blob *b = atomic_load(&((struct epoch_dir *)s)->views[k]);
 
 			atomic_init(&d->views[k], b ? blob_ref(b) : NULL);
+			if (atomic_load(&((struct epoch_dir *)s)->meta_ready[k]) == 2) {
+				d->meta[k] = s->meta[k];
+				atomic_init(&d->meta_ready[k], 2);
+			}
 		}
 	}
 	e->ndirs = src->ndirs;
@@ -105,6 +109,7 @@ int epoch_with_dir(const struct epoch *src, struct snapshot *snap, struct epoch 
 	for (k = 0; k < VIEW_COUNT; k++) {
 		blob_unref(atomic_load(&d->views[k]));
 		atomic_store(&d->views[k], NULL);
+		atomic_store(&d->meta_ready[k], 0);
 	}
 	snapshot_unref(d->snap);
 	d->snap = snapshot_ref(snap);
@@ -132,8 +137,10 @@ void epoch_unref(struct epoch *e)
 	if (!e || atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	for (i = 0; i < e->ndirs; i++) {
-		for (k = 0; k < VIEW_COUNT; k++)
+		for (k = 0; k < VIEW_COUNT; k++) {
 			blob_unref(atomic_load(&e->dirs[i].views[k]));
+			blob_unref(e->dirs[i].reading[k]);
+		}
 		snapshot_unref(e->dirs[i].snap);
 	}
 	free(e->dirs);
@@ -183,32 +190,6 @@ bool epoch_has_backend(const struct epoch *e, const char *backend)
 			hi = mid;
 	}
 	return lo < e->ndirs && !strcmp(e->dirs[lo].snap->backend, backend);
-}
-
-int epoch_view(struct epoch_dir *d, enum view_kind kind, struct blob **out)
-{
-	struct strbuf sb = STRBUF_INIT;
-	struct blob *b = atomic_load(&d->views[kind]), *expected = NULL;
-	int err;
-
-	if (b) {
-		*out = blob_ref(b);
-		return 0;
-	}
-	/* Two threads may render at once; the first to publish wins and the
-	 * other's copy (the same bytes) is dropped. */
-	if ((err = view_render(d->snap, kind, &sb)) < 0)
-		goto out;
-	if ((err = blob_from_sb(&sb, &b)) < 0)
-		goto out;
-	if (!atomic_compare_exchange_strong(&d->views[kind], &expected, b)) {
-		blob_unref(b);
-		b = expected;
-	}
-	*out = blob_ref(b);
-out:
-	sb_release(&sb);
-	return err;
 }
 
 void epoch_wait_idle(struct epoch *e, int max_ms)

@@ -22,12 +22,35 @@
 
 #include "blob.h"
 #include "resolve.h"
+#include "sha256.h"
 #include "snapshot.h"
 #include "view.h"
 
+/* Views no larger than this stay rendered for the epoch's life; larger
+ * ones are rendered per open (and per read-through on -o ro) and only
+ * their size and checksum are kept. At 10,000 variables the views are
+ * 3.1 MB per epoch and a reload holds two epochs, while a render costs a
+ * few milliseconds and big views (explain above all) are rarely read. At
+ * 2,000 variables every view but explain stays under the limit, so the
+ * common reads keep their shared bytes. */
+#define VIEW_KEEP_MAX (128 * 1024)
+
+/* What is known of a view without its bytes. */
+struct view_meta {
+	size_t len;
+	uint8_t sum[SHA256_LEN];      /* SHA-256 of the bytes */
+};
+
 struct epoch_dir {
 	struct snapshot *snap;                    /* one reference */
-	_Atomic(struct blob *) views[VIEW_COUNT]; /* rendered once, then fixed */
+	_Atomic(struct blob *) views[VIEW_COUNT]; /* kept renders, set once */
+	/* -o ro: a large view some reader is going through (reads come
+	 * without a handle, one chunk at a time); dropped at its end.
+	 * Guarded by a lock in epoch_view.c. */
+	struct blob *reading[VIEW_COUNT];
+	/* meta[k] is valid once meta_ready[k] is set (set once). */
+	struct view_meta meta[VIEW_COUNT];
+	atomic_int meta_ready[VIEW_COUNT];        /* 0 no, 1 being set, 2 yes */
 };
 
 struct epoch {
@@ -65,9 +88,26 @@ struct epoch_dir *epoch_find_dir(const struct epoch *e, const char *backend,
 				 const char *arch);
 /* True when some directory belongs to backend. */
 bool epoch_has_backend(const struct epoch *e, const char *backend);
-/* The rendered view (rendering it on first use); *out holds a reference.
- * Returns 0 or a negative errno. */
+/* The view's bytes: the kept render, or (for a large view) a fresh one.
+ * *out holds a reference either way (caller's, blob_unref()). Records the
+ * view's meta. Returns 0 or a negative errno. */
 int epoch_view(struct epoch_dir *d, enum view_kind kind, struct blob **out);
+/* The view's size and checksum, rendering it (and dropping the bytes of a
+ * large one) when not known yet. *out is borrowed for d's life. */
+int epoch_view_meta(struct epoch_dir *d, enum view_kind kind,
+		    const struct view_meta **out);
+/* The view's meta when already known, else NULL (never renders). */
+const struct view_meta *epoch_view_meta_known(struct epoch_dir *d, enum view_kind kind);
+/* Whether two views' bytes are equal, by their metas. */
+bool view_meta_equal(const struct view_meta *a, const struct view_meta *b);
+/* The bytes of the view for a handle-less read at off (-o ro): like
+ * epoch_view, but a large view is rendered once per read-through and
+ * shared until epoch_view_read_end(). *out is the caller's reference. */
+int epoch_view_read(struct epoch_dir *d, enum view_kind kind, struct blob **out);
+/* A handle-less read of b ended at end: at the end of the bytes, the
+ * read-through is over and its render is dropped. */
+void epoch_view_read_end(struct epoch_dir *d, enum view_kind kind,
+			 const struct blob *b, size_t end);
 /* Waits until no request handler is inside e (at most max_ms). */
 void epoch_wait_idle(struct epoch *e, int max_ms);
 

@@ -629,7 +629,7 @@ static int cand_source(struct rctx *r, const struct cand *c, const char **out)
 		digits[nd++] = (char)('0' + line % 10);
 	while ((line /= 10));
 	flen = strlen(file);
-	if (!(p = arena_alloc(r->arena, flen + 1 + nd + 1)))
+	if (!(p = arena_alloc_text(r->arena, flen + 1 + nd + 1)))
 		return -ENOMEM;
 	memcpy(p, file, flen);
 	p[flen] = ':';

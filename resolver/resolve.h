@@ -42,8 +42,13 @@ struct override_set {
 	size_t n, cap;
 };
 
+struct spec_share;
+
 struct world {
-	struct spec_set *specs;
+	struct spec_set *specs;        /* owned, or spec_share's */
+	struct spec_share *spec_share; /* one reference, or NULL: the specs
+	                                  as shared by the worlds of one
+	                                  daemon (world_load_from) */
 	struct config *config;         /* NULL without --config */
 	struct env_list image;         /* --inherit, in order */
 	struct env_list host;          /* passthrough candidates from host_env */
@@ -68,6 +73,12 @@ struct resolution {
  * -ENOMEM (world not returned). *out is caller-owned, freed with
  * world_free(). Resolving a world whose specs failed returns -EINVAL. */
 int world_load(const struct envfs_inputs *in, struct world **out);
+/* The same, for a daemon that loads again and again: when prev (may be
+ * NULL) was loaded this way from specs whose *.yaml files still have the
+ * same names and bytes, the new world shares prev's specs (and their
+ * load diagnostics) instead of parsing them again. */
+int world_load_from(const struct envfs_inputs *in, const struct world *prev,
+		    struct world **out);
 void world_free(struct world *w);
 
 /* The arch directories of backend spec s, in order; *out is caller-owned

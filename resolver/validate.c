@@ -780,7 +780,7 @@ static int finish_explain(struct vctx *c)
 
 		if (!c->ex[i].len)
 			continue;
-		if (!(p = arena_alloc(c->s->arena, old + c->ex[i].len + 1)))
+		if (!(p = arena_alloc_text(c->s->arena, old + c->ex[i].len + 1)))
 			return -ENOMEM;
 		if (old)
 			memcpy(p, v->explain, old);

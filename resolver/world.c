@@ -1,7 +1,9 @@
 /* world: every input read once, ready to be resolved many times. */
 #include "resolve.h"
+#include "specs_digest.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,7 +78,62 @@ static int load_host(struct world *w, const struct envfs_inputs *in)
 	return 0;
 }
 
-int world_load(const struct envfs_inputs *in, struct world **out)
+/* Loaded specs shared by successive worlds: a spec set of 10,000
+ * variables is megabytes, and a reload that did not touch the specs (a
+ * config edit, a spec rewritten as it was) need not hold two. */
+struct spec_share {
+	atomic_long refs;
+	struct spec_set *set;          /* owned */
+	struct diag_list diags;        /* what loading set said */
+	uint8_t digest[SHA256_LEN];    /* specs_dir_digest() before loading */
+};
+
+static void spec_share_unref(struct spec_share *sh)
+{
+	if (!sh || atomic_fetch_sub_explicit(&sh->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	spec_set_free(sh->set);
+	diag_list_release(&sh->diags);
+	free(sh);
+}
+
+/* Loads the specs into w, or shares prev's when their files are
+ * unchanged. The digest is taken before loading, so a file changed
+ * during the load makes the next digest differ and load again. */
+static int load_specs(struct world *w, const char *dir, const char *only,
+		      const struct world *prev, bool share)
+{
+	struct spec_share *sh = NULL;
+	struct diag_list d = DIAG_LIST_INIT;
+	uint8_t digest[SHA256_LEN];
+	int err;
+
+	if (!share || specs_dir_digest(dir, digest) < 0)
+		return spec_set_load_dir(dir, only, &w->specs, &w->diags);
+	if (prev && prev->spec_share && !memcmp(prev->spec_share->digest, digest, SHA256_LEN)) {
+		sh = prev->spec_share;
+		atomic_fetch_add_explicit(&sh->refs, 1, memory_order_relaxed);
+		w->spec_share = sh;
+		w->specs = sh->set;
+		return diag_extend(&w->diags, &sh->diags);
+	}
+	err = spec_set_load_dir(dir, only, &w->specs, &d);
+	if (err == 0 && (sh = calloc(1, sizeof(*sh)))) {
+		atomic_init(&sh->refs, 1);
+		sh->set = w->specs;
+		memcpy(sh->digest, digest, SHA256_LEN);
+		w->spec_share = sh;
+		err = diag_extend(&sh->diags, &d);
+	}
+	/* Without a share (out of memory for it), the world owns its specs. */
+	if (err != -ENOMEM)
+		err = diag_extend(&w->diags, &d) < 0 ? -ENOMEM : err;
+	diag_list_release(&d);
+	return err;
+}
+
+static int load(const struct envfs_inputs *in, const struct world *prev, bool share,
+		struct world **out)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	bool failed = false;
@@ -85,7 +142,7 @@ int world_load(const struct envfs_inputs *in, struct world **out)
 
 	if (!w)
 		return -ENOMEM;
-	err = spec_set_load_dir(in->specs_dir, in->only_backend, &w->specs, &w->diags);
+	err = load_specs(w, in->specs_dir, in->only_backend, prev, share);
 	if (err == -ENOMEM)
 		goto out;
 	failed |= err < 0;
@@ -124,13 +181,27 @@ out:
 	return err;
 }
 
+int world_load(const struct envfs_inputs *in, struct world **out)
+{
+	return load(in, NULL, false, out);
+}
+
+int world_load_from(const struct envfs_inputs *in, const struct world *prev,
+		    struct world **out)
+{
+	return load(in, prev, true, out);
+}
+
 void world_free(struct world *w)
 {
 	size_t k;
 
 	if (!w)
 		return;
-	spec_set_free(w->specs);
+	if (w->spec_share)
+		spec_share_unref(w->spec_share);
+	else
+		spec_set_free(w->specs);
 	config_free(w->config);
 	env_list_release(&w->image);
 	env_list_release(&w->host);
