@@ -233,12 +233,13 @@ int yb_start(struct ybuilder *b, enum ynode_kind kind, unsigned line,
  * exactly, so nothing is ever reallocated inside the arena. */
 static int settle_children(struct ybuilder *b, struct yb_frame *f)
 {
-	struct ynode *p = f->node, **kids = b->kids + f->first;
+	struct ynode *p = f->node, **kids;
 	size_t n = b->nkids - f->first, i;
 
 	b->nkids = f->first;
 	if (!n)
 		return 0;
+	kids = b->kids + f->first;
 	if (p->kind == YN_SEQ) {
 		if (!(p->items = arena_alloc(b->doc->arena, n * sizeof(*p->items))))
 			return -ENOMEM;

@@ -128,15 +128,15 @@ static void next_content_line(struct fp *f)
 
 	for (;;) {
 		q = skip_spaces(f, f->p);
+		if (q < f->end && *q == '#')
+			while (q < f->end && *q != '\n')
+				q++;
 		if (q == f->end) {
 			f->p = q;
 			f->ind = -1;
 			return;
 		}
-		if (*q == '#')
-			while (q < f->end && *q != '\n')
-				q++;
-		if (q < f->end && *q == '\n') {
+		if (*q == '\n') {
 			f->p = q + 1;
 			f->line = f->cpos = f->p;
 			f->ccol = 1;
