@@ -28,7 +28,8 @@ void yb_release(struct ybuilder *b)
 {
 	size_t i;
 
-	for (i = 0; i < b->depth; i++)
+	/* A dry run counts depth without pushing frames. */
+	for (i = 0; !b->dry && i < b->depth; i++)
 		free(b->stack[i].anchor);
 	free(b->stack);
 	free(b->kids);
@@ -183,7 +184,7 @@ int yb_scalar(struct ybuilder *b, unsigned line, unsigned col,
 	if (memchr(s, '\0', len))
 		return limit_error(b, line, col, "NUL byte in a scalar (from a "
 				   "\\0 escape)");
-	if ((err = count_nodes(b, line, col, 1)) < 0 || b->failed)
+	if ((err = count_nodes(b, line, col, 1)) < 0 || b->failed || b->dry)
 		return err;
 	if ((err = node_new(b, YN_SCALAR, line, col, tag, &n)) < 0)
 		return err;
@@ -210,6 +211,10 @@ int yb_start(struct ybuilder *b, enum ynode_kind kind, unsigned line,
 				   (unsigned)YT_MAX_DEPTH);
 	if ((err = count_nodes(b, line, col, 1)) < 0 || b->failed)
 		return err;
+	if (b->dry) {
+		b->depth++;
+		return 0;
+	}
 	if ((err = node_new(b, kind, line, col, tag, &n)) < 0)
 		return err;
 	/* Attach first: the container is its parent's child from its start. */
@@ -267,6 +272,10 @@ int yb_end(struct ybuilder *b)
 
 	if (b->failed || !b->depth)
 		return 0;
+	if (b->dry) {
+		b->depth--;
+		return 0;
+	}
 	f = &b->stack[--b->depth];
 	height = f->height + 1;
 	if (b->depth && b->stack[b->depth - 1].height < height)

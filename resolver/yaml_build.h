@@ -46,6 +46,9 @@ struct ybuilder {
 	 * the fast parser may still give up on a later byte and hand the
 	 * whole input to libyaml. */
 	bool defer;
+	/* Count and check limits only, build nothing (the fast path's first
+	 * pass over a large input: refusing 200000 nodes costs no tree). */
+	bool dry;
 	bool failed;
 	unsigned fail_line, fail_col;
 	char fail_msg[192];

@@ -189,16 +189,43 @@ static bool is_entry(const struct fp *f, const char *q)
 	return q < f->end && *q == '-' && blankz(f, q + 1);
 }
 
-/* Bytes that may not start a plain scalar, or start something else. */
-static bool plain_start_ok(const struct fp *f, const char *q, bool flow)
+/* Byte classes, looked up once per byte on the hot paths. */
+enum {
+	C_NOSTART = 1,    /* cannot start a plain scalar (or starts another node) */
+	C_NOAFTERDASH = 2, /* after a leading '-', leaves the reading in doubt */
+	C_FLOWSTOP = 4,   /* in a flow plain scalar: give up */
+	C_KEYSTOP = 8,    /* in a flow plain key: give up */
+};
+
+static const unsigned char cls[256] = {
+	['?'] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP | C_KEYSTOP,
+	[':'] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP,
+	[','] = C_NOSTART | C_NOAFTERDASH | C_KEYSTOP,
+	['['] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP | C_KEYSTOP,
+	[']'] = C_NOSTART | C_NOAFTERDASH | C_KEYSTOP,
+	['{'] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP | C_KEYSTOP,
+	['}'] = C_NOSTART | C_NOAFTERDASH | C_KEYSTOP,
+	['#'] = C_NOSTART | C_NOAFTERDASH,
+	['&'] = C_NOSTART, ['*'] = C_NOSTART, ['!'] = C_NOSTART,
+	['|'] = C_NOSTART, ['>'] = C_NOSTART, ['\''] = C_NOSTART,
+	['"'] = C_NOSTART, ['%'] = C_NOSTART, ['@'] = C_NOSTART,
+	['`'] = C_NOSTART,
+	[' '] = C_NOSTART | C_NOAFTERDASH,
+	['\n'] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP | C_KEYSTOP,
+};
+
+static bool is(char c, unsigned mask)
 {
-	if (q == f->end)
-		return false;
-	if (strchr("?:,[]{}#&*!|>'\"%@` \n", *q))
+	return (cls[(unsigned char)c] & mask) != 0;
+}
+
+/* Bytes that may not start a plain scalar, or start something else. */
+static bool plain_start_ok(const struct fp *f, const char *q)
+{
+	if (q == f->end || is(*q, C_NOSTART))
 		return false;
 	if (*q == '-')
-		return q + 1 < f->end && !strchr(" \n,[]{}#:?", q[1]);
-	(void)flow;
+		return q + 1 < f->end && !is(q[1], C_NOAFTERDASH);
 	return true;
 }
 
@@ -403,12 +430,12 @@ static int flow_plain(struct fp *f)
 {
 	const char *start = f->p, *q = f->p, *last = f->p;
 
-	if (!plain_start_ok(f, q, true))
+	if (!plain_start_ok(f, q))
 		return UNSUP;
 	for (; q < f->end; q++) {
 		if (*q == ',' || *q == ']' || *q == '}')
 			break;
-		if (strchr(":?[{\n", *q) || (*q == '#' && q[-1] == ' '))
+		if (is(*q, C_FLOWSTOP) || (*q == '#' && q[-1] == ' '))
 			return UNSUP;
 		if (*q != ' ')
 			last = q + 1;
@@ -450,10 +477,10 @@ static int flow_key(struct fp *f)
 			return err;
 		q = skip_spaces(f, f->p);
 	} else {
-		if (!plain_start_ok(f, q, true))
+		if (!plain_start_ok(f, q))
 			return UNSUP;
 		for (; q < f->end && *q != ':'; q++) {
-			if (strchr(",?[]{}\n", *q) || (*q == '#' && q[-1] == ' '))
+			if (is(*q, C_KEYSTOP) || (*q == '#' && q[-1] == ' '))
 				return UNSUP;
 			if (*q != ' ')
 				last = q + 1;
@@ -527,7 +554,7 @@ static int inline_node(struct fp *f)
 		err = quoted_node(f);
 		break;
 	default:
-		if (!plain_start_ok(f, f->p, false))
+		if (!plain_start_ok(f, f->p))
 			return UNSUP;
 		last = plain_block_end(f, f->p, &colon);
 		if (colon)
@@ -566,7 +593,7 @@ static bool key_line(struct fp *f, const char **colon)
 			*colon = q;
 		return *colon != NULL;
 	}
-	if (!plain_start_ok(f, q, false))
+	if (!plain_start_ok(f, q))
 		return false;
 	plain_block_end(f, q, colon);
 	return *colon != NULL;

@@ -206,6 +206,10 @@ out:
 	return err;
 }
 
+/* Inputs this large may hold more than YT_MAX_NODES nodes (two bytes
+ * each at the least), so they are counted before anything is built. */
+#define FAST_COUNT_FIRST (YT_MAX_FILE_SIZE / 4)
+
 /* The fast path; 0, a negative errno (-EINVAL with a limit diagnostic), or
  * YFAST_UNSUPPORTED with doc left partly built and nothing reported. */
 static int load_fast(struct ydoc *doc, const char *buf, size_t len,
@@ -215,7 +219,16 @@ static int load_fast(struct ydoc *doc, const char *buf, size_t len,
 	int err;
 
 	yb_init(&b, doc, diags, true);
+	if (len >= FAST_COUNT_FIRST) {
+		b.dry = true;
+		err = yfast_parse(&b, buf, len);
+		if (err || b.failed)
+			goto out;
+		yb_release(&b);
+		yb_init(&b, doc, diags, true);
+	}
 	err = yfast_parse(&b, buf, len);
+out:
 	if (err == 0)
 		err = yb_flush_deferred(&b);
 	yb_release(&b);
