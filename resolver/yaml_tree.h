@@ -50,11 +50,14 @@ struct ynode {
 	size_t npairs;
 };
 
+struct arena;
+
 struct ydoc {
 	char *file;               /* name used in diagnostics */
 	struct ynode *root;       /* NULL for an empty document */
-	struct ynode **all;       /* every node, for freeing */
-	size_t nall, capall;
+	/* Owns every node, string, tag and array of the tree, so a document
+	 * costs a few allocations and is freed at once. */
+	struct arena *arena;
 };
 
 /* Loads the first document of path. On a YAML or limit error returns

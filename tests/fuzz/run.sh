@@ -16,7 +16,7 @@ SECONDS_EACH=${1:?usage: run.sh SECONDS}
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 BUILD=${FUZZ_BUILD:-$REPO/build-fuzz}
-HARNESSES=${FUZZ_ONLY:-config spec inherit expr state}
+HARNESSES=${FUZZ_ONLY:-config spec inherit expr state yaml}
 JOBS=${FUZZ_JOBS:-1}
 
 if [ ! -f "$BUILD/build.ninja" ]; then
@@ -40,6 +40,9 @@ seeds() {
 		tests/hostile/inherit ;;
 	expr) echo tests/fuzz/seeds/expr ;;
 	state) echo tests/fuzz/seeds/state ;;
+	yaml) echo specs tests/fixtures/yaml tests/fixtures/config tests/fixtures/e2e \
+		tests/fixtures/resolve tests/fixtures/validate tests/fuzz/seeds/state \
+		tests/fuzz/seeds/yaml tests/hostile/config tests/hostile/spec ;;
 	esac
 }
 

@@ -1,0 +1,74 @@
+/* yaml_build: turns parse events into a ydoc's arena tree, enforcing the
+ * limits of yaml_tree.h. Private to the YAML loaders: both the libyaml path
+ * and the fast path feed the same builder, so a tree and a limit error
+ * depend only on the events and their places, not on which parser made them.
+ *
+ * Places are 1-based. Every call returns 0 or a negative errno; -EINVAL
+ * means a limit error was added to diags. */
+#ifndef ENVFS_YAML_BUILD_H
+#define ENVFS_YAML_BUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "yaml_tree.h"
+
+struct yb_frame {
+	struct ynode *node;
+	char *anchor;             /* registered only when the node ends */
+	size_t first;             /* its children start here in kids */
+	size_t count_start;       /* expanded count when the node opened */
+	size_t height;            /* containers below, aliases expanded */
+};
+
+struct yb_anchor {
+	char *name;
+	struct ynode *node;
+	size_t weight;            /* expanded nodes of the subtree */
+	size_t height;            /* containers on its longest path */
+};
+
+struct ybuilder {
+	struct ydoc *doc;
+	struct diag_list *diags;
+	struct yb_frame *stack;
+	size_t depth, capstack;
+	/* Children of the open containers, innermost last; a mapping's are
+	 * key, value, key, value. Copied into the arena when it ends. */
+	struct ynode **kids;
+	size_t nkids, capkids;
+	struct yb_anchor *anchors;
+	size_t nanchors, capanchors;
+	size_t naliases;
+	size_t count;             /* expanded nodes so far */
+	/* Deferred mode (the fast path): the first limit error is kept here
+	 * instead of being reported, and later events are ignored, because
+	 * the fast parser may still give up on a later byte and hand the
+	 * whole input to libyaml. */
+	bool defer;
+	/* Count and check limits only, build nothing (the fast path's first
+	 * pass over a large input: refusing 200000 nodes costs no tree). */
+	bool dry;
+	bool failed;
+	unsigned fail_line, fail_col;
+	char fail_msg[192];
+};
+
+void yb_init(struct ybuilder *b, struct ydoc *doc, struct diag_list *diags,
+	     bool defer);
+/* Frees the builder's scratch state (not the doc). */
+void yb_release(struct ybuilder *b);
+
+/* tag is libyaml's full form or NULL; anchor may be NULL. */
+int yb_scalar(struct ybuilder *b, unsigned line, unsigned col,
+	      const char *tag, const char *anchor, const char *s, size_t len,
+	      enum yscalar_style style);
+int yb_start(struct ybuilder *b, enum ynode_kind kind, unsigned line,
+	     unsigned col, const char *tag, const char *anchor);
+int yb_end(struct ybuilder *b);
+int yb_alias(struct ybuilder *b, unsigned line, unsigned col,
+	     const char *name);
+/* Reports a deferred limit error (diag + -EINVAL), or 0 when none. */
+int yb_flush_deferred(struct ybuilder *b);
+
+#endif
