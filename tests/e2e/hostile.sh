@@ -1,8 +1,11 @@
 # End-to-end: the hostile-input corpus (issue 8, part 2). Every entry of
 # tests/hostile/expect.tsv is run through `primus-envfs check` with the input
 # in place; it must print the expected diagnostic, exit with the expected
-# code, not crash, finish within 1 s (ENVFS_HOSTILE_MAX_MS) and stay within
-# 64 MiB (ENVFS_HOSTILE_MAX_KB). The big inputs come from tests/hostile/gen.sh.
+# code, not crash, use at most 100 ms of CPU time (ENVFS_HOSTILE_MAX_CPU_MS;
+# issue 8 asks for 100 ms, and CPU time, unlike the wall clock, does not
+# grow with whatever else the machine runs), finish within 1 s of wall time
+# (ENVFS_HOSTILE_MAX_MS: a hang bound) and stay within 64 MiB
+# (ENVFS_HOSTILE_MAX_KB). The big inputs come from tests/hostile/gen.sh.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -26,13 +29,11 @@ if [ "$asan" = 1 ]; then
 	export ASAN_OPTIONS
 fi
 MAX_MS=${ENVFS_HOSTILE_MAX_MS:-$((1000 * scale))}
+MAX_CPU_MS=${ENVFS_HOSTILE_MAX_CPU_MS:-$((100 * scale))}
 MAX_KB=${ENVFS_HOSTILE_MAX_KB:-$((65536 * scale))}
-TIME=
-if [ -x /usr/bin/time ] && /usr/bin/time -f %M -o /dev/null true 2>/dev/null; then
-	TIME=/usr/bin/time
-else
-	echo "note: /usr/bin/time (package time) missing: RSS not measured" >&2
-fi
+TIME=/usr/bin/time
+"$TIME" -f %M -o /dev/null true 2>/dev/null ||
+	fail "GNU time (/usr/bin/time, Debian package time) is needed to measure CPU time and RSS"
 
 # limited CMD...: CMD under the address-space limit (plain builds only).
 limited() {
@@ -47,7 +48,7 @@ now_ms() {
 	echo $(($(date +%s%N) / 1000000))
 }
 
-n=0 failures=0 max_ms=0 max_ms_at= max_kb=0 max_kb_at= over_100=0
+n=0 failures=0 max_ms=0 max_ms_at= max_cpu=0 max_cpu_at= max_kb=0 max_kb_at= over_100=0
 fail_one() {
 	echo "FAIL: $kind/$file: $*" >&2
 	sed 's/^/    | /' "$TMP/err" | cut -c1-300 | head -20 >&2
@@ -91,31 +92,25 @@ while IFS=$'\t' read -r kind file expect want_rc; do
 	t0=$(now_ms)
 	# env -i: bare names in inherit files must not find this environment.
 	set +e
-	if [ -n "$TIME" ]; then
-		limited "$TIME" -f %M -o "$TMP/rss" env -i PATH="$PATH" \
-			${ASAN_OPTIONS+ASAN_OPTIONS="$ASAN_OPTIONS"} \
-			${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} \
-			"$ENVFS_BIN" check "${args[@]}" >"$TMP/out" 2>"$TMP/err"
-	else
-		limited env -i PATH="$PATH" ${ASAN_OPTIONS+ASAN_OPTIONS="$ASAN_OPTIONS"} \
-			${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} \
-			"$ENVFS_BIN" check "${args[@]}" >"$TMP/out" 2>"$TMP/err"
-	fi
+	limited "$TIME" -f '%M %U %S' -o "$TMP/rusage" env -i PATH="$PATH" \
+		${ASAN_OPTIONS+ASAN_OPTIONS="$ASAN_OPTIONS"} \
+		${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} \
+		"$ENVFS_BIN" check "${args[@]}" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	set -e
 	ms=$(($(now_ms) - t0))
 	cat "$TMP/out" >>"$TMP/err"
-	# GNU time reports a signal death on its first line; keep the number.
-	kb=0
-	if [ -n "$TIME" ]; then
-		kb=$(tail -1 "$TMP/rss")
-		case $kb in ''|*[!0-9]*) kb=0 ;; esac
-	fi
-	[ "$ms" -le 100 ] || over_100=$((over_100 + 1))
+	# GNU time reports a signal death on its first line; the figures are
+	# on the last: max RSS in KiB, user and system seconds (1/100 s).
+	read -r kb user sys < <(tail -1 "$TMP/rusage")
+	cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%d", (u + s) * 1000 + 0.5 }')
+	case $kb in ''|*[!0-9]*) fail "GNU time gave no RSS for $kind/$file: $(cat "$TMP/rusage")" ;; esac
+	[ "$cpu" -le 100 ] || over_100=$((over_100 + 1))
 	if [ "$ms" -gt "$max_ms" ]; then max_ms=$ms max_ms_at=$kind/$file; fi
+	if [ "$cpu" -gt "$max_cpu" ]; then max_cpu=$cpu max_cpu_at=$kind/$file; fi
 	if [ "$kb" -gt "$max_kb" ]; then max_kb=$kb max_kb_at=$kind/$file; fi
 
-	printf '%-8s %-40s rc=%s %5s ms %7s KiB\n' "$kind" "$file" "$rc" "$ms" "$kb"
+	printf '%-8s %-40s rc=%s %5s ms %5s ms CPU %7s KiB\n' "$kind" "$file" "$rc" "$ms" "$cpu" "$kb"
 	if [ "$rc" -ge 128 ]; then
 		fail_one "killed by a signal (exit $rc)"
 	elif grep -q -e 'AddressSanitizer' -e 'runtime error:' -e 'LeakSanitizer' "$TMP/err"; then
@@ -124,6 +119,8 @@ while IFS=$'\t' read -r kind file expect want_rc; do
 		fail_one "expected '$expect' in the output"
 	elif [ "$rc" != "$want_rc" ]; then
 		fail_one "check must exit $want_rc, got $rc"
+	elif [ "$cpu" -gt "$MAX_CPU_MS" ]; then
+		fail_one "used $cpu ms of CPU (limit $MAX_CPU_MS ms)"
 	elif [ "$ms" -gt "$MAX_MS" ]; then
 		fail_one "took $ms ms (limit $MAX_MS ms)"
 	elif [ "$kb" -gt "$MAX_KB" ]; then
@@ -132,7 +129,8 @@ while IFS=$'\t' read -r kind file expect want_rc; do
 	rm -rf "$TMP/specs-$n"
 done <"$HOSTILE/expect.tsv"
 
-echo "hostile: $n inputs, $failures failed; slowest $max_ms ms ($max_ms_at), $over_100 over 100 ms;" \
+echo "hostile: $n inputs, $failures failed; most CPU $max_cpu ms ($max_cpu_at), $over_100 over" \
+	"100 ms of CPU; slowest $max_ms ms ($max_ms_at);" \
 	"max RSS ${max_kb} KiB ($max_kb_at); asan=$asan"
 [ "$n" -ge 50 ] || fail "the corpus has $n inputs, fewer than 50"
 [ "$failures" -eq 0 ] || fail "$failures hostile input(s) misbehaved"
