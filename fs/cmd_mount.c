@@ -142,7 +142,8 @@ int cmd_mount(int argc, char **argv)
 		goto out;
 	res = loop_run(se, &(struct loop_opts){
 		.spin_us = mo.spin_us,
-		.workers = mo.single_thread ? 0 : LOOP_DEFAULT_WORKERS });
+		.workers = mo.single_thread ? 0 : LOOP_DEFAULT_WORKERS,
+		.fh_may_block = envfs_fh_may_block });
 	/* A signal ends the loop with its (positive) number: a clean exit. */
 	ret = res < 0 ? 1 : 0;
 out:

@@ -77,9 +77,12 @@ int epoch_view_meta(struct epoch_dir *d, enum view_kind kind, const struct view_
 		return 0;
 	if ((err = epoch_view(d, kind, &b)) < 0)
 		return err;
+	/* A kept view can come without its meta: epoch_clone_dirs copies a
+	 * view whose meta another thread was still computing. Whoever finds
+	 * the meta unclaimed computes it, so the wait below is only ever for
+	 * a thread that is checksumming bytes it already holds. */
+	set_meta(d, kind, b);
 	blob_unref(b);
-	/* Another thread may still be checksumming the same bytes: a short
-	 * wait, since it holds them already. */
 	while (!(*out = epoch_view_meta_known(d, kind)))
 		sched_yield();
 	return 0;

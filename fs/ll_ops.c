@@ -678,6 +678,14 @@ struct open_file {
 	struct open_file *wnext, *wprev; /* in fs->wopens while open */
 };
 
+bool envfs_fh_may_block(uint64_t fh)
+{
+	/* The kernel sends RELEASE only once every request on the handle
+	 * has its reply, so a handle named by a request being read is
+	 * alive. Its write buffer's lock is held across a commit. */
+	return ((const struct open_file *)(uintptr_t)fh)->w != NULL;
+}
+
 /* What a write open has made of the file so far, committed as the
  * variable's override at close (SPEC 7). Readers keep the old value
  * until then; the writer reads its own bytes. */
@@ -983,9 +991,10 @@ static void reply_slice(fuse_req_t req, const char *data, size_t len, size_t siz
 }
 
 /* A read with no open behind it (fh 0: -o ro answers OPEN with ENOSYS).
- * The bytes come from the current epoch, shared and pre-rendered, so no
- * read copies or renders anything: a variable is its value and a "\n", a
- * view the epoch's rendered blob. The price of keeping no per-open state:
+ * The bytes come from the current epoch, shared, so no read copies
+ * anything: a variable is its value and a "\n", a view the epoch's
+ * rendered blob (a view too large to keep is rendered once per
+ * read-through, epoch_view_read). The price of keeping no per-open state:
  * a reader in the middle of a file when a reload lands may get the new
  * version's bytes after the old one's (docs/PERFORMANCE.md). */
 static void read_current(fuse_req_t req, struct envfs *fs, fuse_ino_t ino,

@@ -9,8 +9,16 @@
 #ifndef ENVFS_LL_OPS_H
 #define ENVFS_LL_OPS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "envfs_fuse.h"
 
 extern const struct fuse_lowlevel_ops envfs_ll_ops;
+
+/* True when file handle fh, given out by envfs_ll_ops' open or create,
+ * buffers writes: a commit holds its lock, so requests on it may wait
+ * (loop.h, fh_may_block). */
+bool envfs_fh_may_block(uint64_t fh);
 
 #endif

@@ -34,9 +34,10 @@ struct pool {
 	unsigned n;              /* threads started */
 };
 
-/* How often a busy reading thread opens its signal window: it only
- * sleeps (and so only takes a signal) when requests stop coming. */
-#define SIGNAL_CHECK_EVERY 64
+/* How often a busy reading thread opens its signal window (two
+ * syscalls): it only sleeps, and so only takes a signal in ppoll, when
+ * requests stop coming. */
+#define SIGNAL_CHECK_EVERY 16
 
 static uint64_t now_ns(void)
 {
@@ -53,13 +54,16 @@ static void cpu_relax(void)
 #endif
 }
 
-/* True for requests that may commit to the state file and so wait on a
- * write and an fsync. Which open or release writes is in the request's
- * open flags; a buffer that cannot be looked into (spliced) is answered
- * inline, as every request is with no workers. */
-static bool may_block(const struct fuse_buf *fb)
+/* True for requests that may wait on a commit: those that commit to the
+ * state file (a write and an fsync), and those on a handle whose write
+ * buffer a commit holds locked. Which open or release writes is in the
+ * request's open flags, which handle buffers writes is the daemon's to
+ * say (fh_may_block); a buffer that cannot be looked into (spliced) is
+ * answered inline, as every request is with no workers. */
+static bool may_block(const struct fuse_buf *fb, const struct loop_opts *o)
 {
 	const struct fuse_in_header *h = fb->mem;
+	const void *in = h + 1;
 	size_t body = fb->size - sizeof(*h);
 	uint32_t flags;
 
@@ -69,13 +73,23 @@ static bool may_block(const struct fuse_buf *fb)
 	case FUSE_OPEN:
 		if (body < sizeof(struct fuse_open_in))
 			return false;
-		flags = ((const struct fuse_open_in *)(h + 1))->flags;
+		flags = ((const struct fuse_open_in *)in)->flags;
 		return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
 	case FUSE_RELEASE:
 		if (body < sizeof(struct fuse_release_in))
 			return false;
-		flags = ((const struct fuse_release_in *)(h + 1))->flags;
+		flags = ((const struct fuse_release_in *)in)->flags;
 		return (flags & O_ACCMODE) != O_RDONLY;
+	case FUSE_READ:
+		return body >= sizeof(struct fuse_read_in) && o->fh_may_block &&
+		       ((const struct fuse_read_in *)in)->fh &&
+		       o->fh_may_block(((const struct fuse_read_in *)in)->fh);
+	case FUSE_GETATTR:
+		return body >= sizeof(struct fuse_getattr_in) && o->fh_may_block &&
+		       (((const struct fuse_getattr_in *)in)->getattr_flags & FUSE_GETATTR_FH) &&
+		       ((const struct fuse_getattr_in *)in)->fh &&
+		       o->fh_may_block(((const struct fuse_getattr_in *)in)->fh);
+	case FUSE_WRITE:
 	case FUSE_FLUSH:
 	case FUSE_FSYNC:
 	case FUSE_CREATE:
@@ -177,20 +191,18 @@ static void pool_stop(struct pool *p)
 }
 
 /* Sleeps until /dev/fuse has a request, the session ends, or a signal
- * comes in (with `open` as the mask, so a pending one is taken now).
- * timeout NULL waits; a zero timeout only takes pending signals. */
-static int wait_request(int fd, const sigset_t *open, const struct timespec *timeout)
+ * comes in (with `open` as the mask, so a pending one is taken now). */
+static int wait_request(int fd, const sigset_t *open)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
-	if (ppoll(&pfd, 1, timeout, open) < 0 && errno != EINTR)
+	if (ppoll(&pfd, 1, NULL, open) < 0 && errno != EINTR)
 		return -errno;
 	return 0;
 }
 
 int loop_run(struct fuse_session *se, const struct loop_opts *o)
 {
-	static const struct timespec zero = { 0, 0 };
 	uint64_t spin_ns = (uint64_t)o->spin_us * 1000u, spin_until = 0;
 	struct fuse_buf fb = { .mem = NULL };
 	struct pool pool;
@@ -227,7 +239,7 @@ int loop_run(struct fuse_session *se, const struct loop_opts *o)
 				continue;
 			}
 			spin_until = 0;
-			if ((res = wait_request(fd, &open, NULL)) < 0)
+			if ((res = wait_request(fd, &open)) < 0)
 				break;
 			continue;
 		}
@@ -236,15 +248,19 @@ int loop_run(struct fuse_session *se, const struct loop_opts *o)
 		/* 0: unmounted, or the session was told to exit. */
 		if (res <= 0)
 			break;
-		if (!pool.n || !may_block(&fb) || pool_push(&pool, &fb) < 0)
+		if (!pool.n || !may_block(&fb, o) || pool_push(&pool, &fb) < 0)
 			fuse_session_process_buf(se, &fb);
 		if (spin_ns)
 			spin_until = now_ns() + spin_ns;
 		/* Under a steady stream of requests the thread never sleeps,
-		 * so give a pending SIGTERM its turn from time to time. */
-		if (++served % SIGNAL_CHECK_EVERY == 0 &&
-		    (res = wait_request(fd, &open, &zero)) < 0)
-			break;
+		 * so give a pending SIGTERM its turn from time to time. Not
+		 * with a zero-timeout ppoll: that delivers nothing when a
+		 * request is ready, which is exactly the busy case; a pending
+		 * signal is delivered the moment it is unblocked. */
+		if (++served % SIGNAL_CHECK_EVERY == 0) {
+			pthread_sigmask(SIG_SETMASK, &open, NULL);
+			pthread_sigmask(SIG_BLOCK, &term, NULL);
+		}
 	}
 	if (res > 0)
 		res = 0;

@@ -3,9 +3,11 @@
  * The calling thread reads every request from /dev/fuse and answers the
  * quick ones (lookups, attributes, read opens, reads, listings) itself.
  * Requests that may wait on the disk, because they commit an override to
- * the --state file (write opens, FLUSH, write RELEASE, create, truncate,
- * unlink, rename...), are copied to a small pool of worker threads, so a
- * commit's fsync never holds up a reader.
+ * the --state file (write opens, WRITE, FLUSH, write RELEASE, create,
+ * truncate, unlink, rename...), or on a commit, because they use a write
+ * handle whose buffer a commit holds (its READ and GETATTR), are copied
+ * to a small pool of worker threads, so a commit's fsync never holds up
+ * a reader.
  *
  * After each request the reading thread keeps polling /dev/fuse for a
  * short while (spin_us) before it sleeps: on a small VM, waking a sleeping
@@ -16,6 +18,9 @@
 #ifndef ENVFS_LOOP_H
 #define ENVFS_LOOP_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "envfs_fuse.h"
 
 #define LOOP_DEFAULT_SPIN_US 50
@@ -25,6 +30,10 @@
 struct loop_opts {
 	unsigned spin_us;        /* polling after a request; 0: sleep at once */
 	unsigned workers;        /* 0: everything on the reading thread (-s) */
+	/* True when a request on file handle fh may wait for a commit (the
+	 * handle buffers writes, and its lock is held across a commit); such
+	 * reads and getattrs go to the workers too. NULL: none does. */
+	bool (*fh_may_block)(uint64_t fh);
 };
 
 /* Runs the session until it is unmounted or a termination signal
