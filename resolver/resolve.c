@@ -10,6 +10,7 @@
 
 #include "expr.h"
 #include "resolve_internal.h"
+#include "spec_share.h"
 #include "template.h"
 
 /* Precedence inside one directory; `mode: set` entries sit between cli and
@@ -50,6 +51,9 @@ struct rvar {
 	bool secret, consumed, cycle_reported;
 	const char *note;
 	enum rstate st;
+	/* name, val and source point into the world or the overrides, not
+	 * the specs or the arena: the snapshot copies them */
+	bool name_ext, val_ext, source_ext;
 	/* results */
 	bool set, param;                /* param: only an export:false default */
 	const char *val;
@@ -57,7 +61,8 @@ struct rvar {
 	int win;                        /* index into c, or -1 */
 	enum layer layer;
 	const char *source;
-	struct strbuf layers_sb, shadow_sb, explain_sb;
+	const char *layers;             /* interned per directory (rctx) */
+	struct strbuf shadow_sb, explain_sb;
 	const char *def;
 	struct snap_flag *flags;
 	size_t nflags;
@@ -86,6 +91,7 @@ struct rctx {
 	bool depth_cut;                 /* the last -ELOOP was the depth bound */
 	struct rvar *cur;               /* the variable being resolved */
 	bool *taint;                    /* the cached value being computed */
+	const char *layer_text[1u << (LAYER_OVERRIDE + 1)]; /* by layer mask */
 };
 
 /* Deeper reference chains than this are reported, not followed: the
@@ -271,6 +277,9 @@ static int add_spec(struct rctx *r, const struct spec *s, bool runner)
 		if (!spec_var_here(r, sv))
 			continue;
 		v = find_var(r, sv->name, strlen(sv->name));
+		/* The snapshot points at the specs' copy of the name. */
+		v->name = sv->name;
+		v->name_ext = false;
 		v->secret |= sv->secret;
 		if (sv->note && !v->note)
 			v->note = sv->note;
@@ -345,6 +354,7 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 		r->vars[n].name = ns.v[k].name;
 		r->vars[n].name_len = ns.v[k].len;
 		r->vars[n].win = -1;
+		r->vars[n].name_ext = true;
 		n++;
 	}
 	r->nvars = n;
@@ -476,6 +486,13 @@ static int expand(struct rctx *r, struct rvar *v, const char *src, const char *f
 	struct tmpl_result res = { 0 };
 	int err;
 
+	/* Without a '$' the template is its own value: point at the specs'
+	 * bytes (the snapshot holds the specs) instead of copying them. */
+	if (!strchr(src, '$')) {
+		*out = src;
+		*len = strlen(src);
+		return 0;
+	}
 	if ((err = tmpl_expand(src, final_lookup, r, &sb, &res)) < 0)
 		goto out;
 	if (res.cycle)
@@ -605,10 +622,12 @@ static int cand_value(struct rctx *r, struct rvar *v, struct cand *c)
 	return 0;
 }
 
-/* "file:line" straight into the arena: one per variable, so no printf
- * and no temporary buffer (this ran at 8% of a 10,000-variable load). */
-static int cand_source(struct rctx *r, const struct cand *c, const char **out)
+/* v's source from c: "file:line" straight into the arena (one per
+ * variable, so no printf and no temporary buffer: this ran at 8% of a
+ * 10,000-variable load), or the literal's own source. */
+static int cand_source(struct rctx *r, const struct cand *c, struct rvar *v)
 {
+	const char **out = &v->source;
 	char digits[12];
 	const char *file;
 	unsigned line;
@@ -623,8 +642,10 @@ static int cand_source(struct rctx *r, const struct cand *c, const char **out)
 		line = r->w->config->env[c->cfg].line;
 	} else {
 		*out = c->source;
+		v->source_ext = true;
 		return 0;
 	}
+	v->source_ext = false;
 	do
 		digits[nd++] = (char)('0' + line % 10);
 	while ((line /= 10));
@@ -653,15 +674,26 @@ static int add_shadow(struct rctx *r, struct rvar *v, const struct cand *c)
 	return sb_addc(&v->shadow_sb, '\n');
 }
 
-static int finish_layers(struct rvar *v, unsigned mask)
+/* "backend runner ..." for mask, low to high: built once per directory
+ * and shared by every variable with the same layers. */
+static int finish_layers(struct rctx *r, struct rvar *v, unsigned mask)
 {
+	struct strbuf sb = STRBUF_INIT;
 	enum layer l;
 	int err = 0;
 
+	mask &= (1u << (LAYER_OVERRIDE + 1)) - 1;
+	if (!mask || r->layer_text[mask]) {
+		v->layers = r->layer_text[mask];
+		return 0;
+	}
 	for (l = LAYER_BACKEND; l <= LAYER_OVERRIDE && !err; l++)
 		if (mask & (1u << l))
-			err = (v->layers_sb.len ? sb_addc(&v->layers_sb, ' ') : 0) ?:
-			      sb_adds(&v->layers_sb, layer_name(l));
+			err = (sb.len ? sb_addc(&sb, ' ') : 0) ?: sb_adds(&sb, layer_name(l));
+	if (!err && !(r->layer_text[mask] = arena_strndup(r->arena, sb_str(&sb), sb.len)))
+		err = -ENOMEM;
+	v->layers = r->layer_text[mask];
+	sb_release(&sb);
 	return err;
 }
 
@@ -697,16 +729,17 @@ static int build_value(struct rctx *r, struct rvar *v)
 		struct cand *w = &v->c[v->win];
 
 		v->layer = w->layer;
-		if ((err = cand_source(r, w, &v->source)) < 0)
+		if ((err = cand_source(r, w, v)) < 0)
 			return err;
 		v->val = w->val;
 		v->val_len = w->val_len;
+		v->val_ext = w->lit != NULL;
 		v->set = !w->unset && !(w->sv && !w->sv->export);
 		v->param = w->sv && !w->sv->export;
 		if (w->unset)
 			v->val = NULL;
 	}
-	return finish_layers(v, mask);
+	return finish_layers(r, v, mask);
 }
 
 /* ---- flag lists (SPEC 3.1) ------------------------------------------- */
@@ -860,7 +893,9 @@ static int build_flags(struct rctx *r, struct rvar *v)
 		mask |= 1u << LAYER_OVERRIDE;
 		v->layer = LAYER_OVERRIDE;
 		v->source = "override";
+		v->source_ext = false;
 		v->set = !ovr->unset;
+		v->val_ext = true;
 		v->val = ovr->unset ? NULL : ovr->val;
 		v->val_len = ovr->unset ? 0 : ovr->val_len;
 		if (v->set) {
@@ -868,7 +903,7 @@ static int build_flags(struct rctx *r, struct rvar *v)
 			err = effective_flags(r, v, parts, 1);
 		}
 		if (!err)
-			err = finish_layers(v, mask);
+			err = finish_layers(r, v, mask);
 		goto out;
 	}
 	/* Base: the config owns the variable, else the inherited value. */
@@ -956,20 +991,22 @@ static int build_flags(struct rctx *r, struct rvar *v)
 		if (!(v->val = arena_strndup(r->arena, sb_str(&val), val.len)))
 			goto out;
 		v->val_len = val.len;
+		v->val_ext = false;
 		if (cfg) {
 			v->layer = LAYER_CONFIG;
-			err = cand_source(r, cfg, &v->source);
+			err = cand_source(r, cfg, v);
 		} else if (managed.len) {
 			struct cand decl = { .spec = v->flags_spec, .sv = d, .cfg = -1 };
 
 			v->layer = v->flags_spec->is_runner ? LAYER_RUNNER : LAYER_BACKEND;
-			err = cand_source(r, &decl, &v->source);
+			err = cand_source(r, &decl, v);
 		} else if (inh) {
 			v->layer = inh->layer;
-			err = cand_source(r, inh, &v->source);
+			err = cand_source(r, inh, v);
 		} else {
 			v->layer = app->layer;
 			v->source = app->source;
+			v->source_ext = app->source_ext;
 			err = 0;
 		}
 		if (err < 0)
@@ -977,7 +1014,7 @@ static int build_flags(struct rctx *r, struct rvar *v)
 		if ((err = effective_flags(r, v, parts, np)) < 0)
 			goto out;
 	}
-	err = finish_layers(v, mask);
+	err = finish_layers(r, v, mask);
 out:
 	sb_release(&managed);
 	sb_release(&val);
@@ -1052,8 +1089,10 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 		return -ENOMEM;
 	atomic_init(&s->refs, 1);
 	s->arena = r->arena;     /* handed over only on success */
-	if (!(s->backend = arena_strdup(s->arena, r->backend->backend)) ||
-	    !(s->arch = arena_strdup(s->arena, r->arch)) ||
+	/* Names, values and notes the specs hold are pointed at, not copied. */
+	s->specs = spec_share_ref(r->w->spec_share);
+	s->backend = r->backend->backend;
+	if (!(s->arch = arena_strdup(s->arena, r->arch)) ||
 	    !(s->vars = calloc(r->nvars ? r->nvars : 1, sizeof(*s->vars))))
 		goto out;
 	for (k = 0; k < r->nvars; k++) {
@@ -1063,6 +1102,10 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 
 		if (!v->set && !v->param && !v->def)
 			continue;
+		err = -EFBIG;
+		if (v->name_len > UINT32_MAX || (v->set && v->val_len > UINT32_MAX))
+			goto out;
+		err = -ENOMEM;
 		sv->name = v->name;
 		sv->name_len = v->name_len;
 		sv->set = v->set;
@@ -1085,11 +1128,17 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 		if (v->param && !v->set)
 			sb_addf(&v->explain_sb, "parameter: not exported; its default is %s\n",
 				v->secret ? "<redacted>" : v->val);
-		sv->layers = v->set ? arena_sb(r, &v->layers_sb) : NULL;
+		sv->layers = v->set ? v->layers : NULL;
 		sv->shadowed = arena_sb(r, &v->shadow_sb);
 		sv->explain = arena_sb(r, &v->explain_sb);
-		if ((v->set && v->layers_sb.len && !sv->layers) ||
-		    (v->shadow_sb.len && !sv->shadowed) || (v->explain_sb.len && !sv->explain))
+		if ((v->shadow_sb.len && !sv->shadowed) || (v->explain_sb.len && !sv->explain))
+			goto out;
+		/* What the world and the overrides hold must outlive both. */
+		if ((v->name_ext && !(sv->name = arena_strndup(s->arena, v->name, v->name_len))) ||
+		    (sv->value && v->val_ext &&
+		     !(sv->value = arena_strndup(s->arena, v->val, v->val_len))) ||
+		    (sv->source && v->source_ext &&
+		     !(sv->source = arena_strdup(s->arena, v->source))))
 			goto out;
 		if (v->set && is_view_name(v->name)) {
 			sv->view_name = true;
@@ -1104,17 +1153,13 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 		n++;
 	}
 	s->nvars = n;
-	/* Names, literal values and sources borrowed from the world and the
-	 * overrides must outlive both. */
-	for (k = 0; k < n; k++) {
-		struct snap_var *sv = &s->vars[k];
+	/* Variables without a file or a default were left out: give their
+	 * slots back. */
+	if (n && n < r->nvars) {
+		struct snap_var *v = realloc(s->vars, n * sizeof(*v));
 
-		if (!(sv->name = arena_strndup(s->arena, sv->name, sv->name_len)) ||
-		    (sv->value && !(sv->value = arena_strndup(s->arena, sv->value,
-							      sv->value_len))) ||
-		    (sv->source && !(sv->source = arena_strdup(s->arena, sv->source))) ||
-		    (sv->note && !(sv->note = arena_strdup(s->arena, sv->note))))
-			goto out;
+		if (v)
+			s->vars = v;
 	}
 	if ((err = diag_extend(&s->diags, &r->w->diags)) < 0 ||
 	    (err = diag_extend(&s->diags, &r->diags)) < 0)
@@ -1136,7 +1181,6 @@ static void rctx_release(struct rctx *r)
 
 	for (k = 0; k < r->nvars; k++) {
 		free(r->vars[k].c);
-		sb_release(&r->vars[k].layers_sb);
 		sb_release(&r->vars[k].shadow_sb);
 		sb_release(&r->vars[k].explain_sb);
 	}
