@@ -1140,6 +1140,8 @@ static const char *arena_sb(struct rctx *r, const struct strbuf *sb)
 	return arena_strndup(r->arena, sb->buf, sb->len);
 }
 
+/* The snapshot of r's resolved variables, not checked yet; *out holds one
+ * reference (caller's) and, on success only, owns r's arena. */
 static int build_snapshot(struct rctx *r, struct snapshot **out)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
@@ -1234,8 +1236,6 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 	if ((err = diag_extend(&s->diags, &r->w->diags)) < 0 ||
 	    (err = diag_extend(&s->diags, &r->diags)) < 0)
 		goto out;
-	if ((err = validate_snapshot(set, r->backend, r->runner, s)) < 0)
-		goto out;
 	r->arena = NULL;
 	*out = s;
 	return 0;
@@ -1264,6 +1264,7 @@ int resolve_dir(const struct world *w, const struct override_set *ov,
 		const char *backend, const char *arch, struct snapshot **out)
 {
 	struct rctx r = { .w = w, .arch = arch };
+	struct snapshot *s = NULL;
 	size_t k;
 	int err = -EINVAL;
 
@@ -1283,8 +1284,18 @@ int resolve_dir(const struct world *w, const struct override_set *ov,
 	 * array is allocated, which lowers the peak of a reload. */
 	free(r.cands);
 	r.cands = NULL;
-	err = build_snapshot(&r, out);
+	if ((err = build_snapshot(&r, &s)) < 0)
+		goto out;
+	/* The checks read the snapshot only: the working table goes first. */
+	free(r.vars);
+	r.vars = NULL;
+	r.nvars = 0;
+	if ((err = validate_snapshot(w->specs, r.backend, r.runner, s)) < 0)
+		goto out;
+	*out = s;
+	s = NULL;
 out:
+	snapshot_unref(s);
 	rctx_release(&r);
 	return err;
 }
