@@ -10,15 +10,20 @@
  * and costs nothing next to a render. */
 static pthread_mutex_t reading_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Publishes the meta of b's bytes once; later callers find it set. */
-static void set_meta(struct epoch_dir *d, enum view_kind kind, const struct blob *b)
+/* Publishes a view's meta once (sum NULL: hash b's bytes); later callers
+ * find it set. */
+static void set_meta(struct epoch_dir *d, enum view_kind kind, const struct blob *b,
+		     size_t len, const uint8_t *sum)
 {
 	int expected = 0;
 
 	if (!atomic_compare_exchange_strong(&d->meta_ready[kind], &expected, 1))
 		return;
-	d->meta[kind].len = b->len;
-	sha256(b->data, b->len, d->meta[kind].sum);
+	d->meta[kind].len = b ? b->len : len;
+	if (sum)
+		memcpy(d->meta[kind].sum, sum, SHA256_LEN);
+	else
+		sha256(b->data, b->len, d->meta[kind].sum);
 	atomic_store(&d->meta_ready[kind], 2);
 }
 
@@ -39,14 +44,28 @@ static int render(struct epoch_dir *d, enum view_kind kind, struct blob **out)
 	int err;
 
 	if ((err = view_render(d->snap, kind, &sb)) == 0)
-		err = blob_from_sb(&sb, out);
+		err = blob_take_sb(&sb, out);
 	sb_release(&sb);
 	return err;
 }
 
+/* Keeps small view b as d's render (takes b's reference); returns the
+ * kept one with a reference for the caller. Two threads may render a
+ * small view at once: the first to publish wins and the other's copy (the
+ * same bytes) is dropped. */
+static struct blob *keep_view(struct epoch_dir *d, enum view_kind kind, struct blob *b)
+{
+	struct blob *expected = NULL;
+
+	if (atomic_compare_exchange_strong(&d->views[kind], &expected, b))
+		return blob_ref(b);
+	blob_unref(b);
+	return blob_ref(expected);
+}
+
 int epoch_view(struct epoch_dir *d, enum view_kind kind, struct blob **out)
 {
-	struct blob *b = atomic_load(&d->views[kind]), *expected = NULL;
+	struct blob *b = atomic_load(&d->views[kind]);
 	int err;
 
 	if (b) {
@@ -55,37 +74,40 @@ int epoch_view(struct epoch_dir *d, enum view_kind kind, struct blob **out)
 	}
 	if ((err = render(d, kind, &b)) < 0)
 		return err;
-	set_meta(d, kind, b);
-	/* Two threads may render a small view at once; the first to publish
-	 * wins and the other's copy (the same bytes) is dropped. */
-	if (b->len <= VIEW_KEEP_MAX &&
-	    !atomic_compare_exchange_strong(&d->views[kind], &expected, blob_ref(b))) {
-		blob_unref(b);
-		blob_unref(b);
-		b = blob_ref(expected);
-	}
-	*out = b;
+	set_meta(d, kind, b, 0, NULL);
+	*out = b->len <= VIEW_KEEP_MAX ? keep_view(d, kind, b) : b;
 	return 0;
 }
 
 int epoch_view_meta(struct epoch_dir *d, enum view_kind kind, const struct view_meta **out)
 {
+	struct strbuf sb = STRBUF_INIT;
+	uint8_t sum[SHA256_LEN];
 	struct blob *b = NULL;
+	size_t len;
 	int err;
 
 	if ((*out = epoch_view_meta_known(d, kind)))
 		return 0;
-	if ((err = epoch_view(d, kind, &b)) < 0)
-		return err;
-	/* A kept view can come without its meta: epoch_clone_dirs copies a
-	 * view whose meta another thread was still computing. Whoever finds
-	 * the meta unclaimed computes it, so the wait below is only ever for
-	 * a thread that is checksumming bytes it already holds. */
-	set_meta(d, kind, b);
-	blob_unref(b);
+	/* Measured, not rendered whole: a large view's bytes would only be
+	 * dropped again (and a reload measures old and new). */
+	if ((err = view_measure(d->snap, kind, VIEW_KEEP_MAX, &sb, &len, sum)) < 0)
+		goto out;
+	if (len <= VIEW_KEEP_MAX) {
+		if ((err = blob_take_sb(&sb, &b)) < 0)
+			goto out;
+		blob_unref(keep_view(d, kind, b));
+	}
+	/* Whoever finds the meta unclaimed publishes it, even for a view a
+	 * clone (epoch_clone_dirs) copied while another thread was still
+	 * checksumming it; so the wait below is only ever for a thread that
+	 * is checksumming bytes it already holds. */
+	set_meta(d, kind, NULL, len, sum);
 	while (!(*out = epoch_view_meta_known(d, kind)))
 		sched_yield();
-	return 0;
+out:
+	sb_release(&sb);
+	return err;
 }
 
 int epoch_view_read(struct epoch_dir *d, enum view_kind kind, struct blob **out)

@@ -1,11 +1,15 @@
 /* The inode table; see tree.h. A vector by inode number plus a hash of
  * (parent, name), both under one mutex: lookups are short and the table
- * is small next to the snapshots it names. */
+ * is small next to the snapshots it names. Nodes and names come from one
+ * arena (nodes are never freed before the tree), which saves a malloc
+ * header and the rounding of every node. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "tree.h"
 
 struct tree {
@@ -14,9 +18,24 @@ struct tree {
 	size_t nino, cap_ino;
 	struct node **buckets;   /* power of two */
 	size_t nbuckets, nnodes;
-	struct node **retired;   /* replaced by tree_rename, freed at the end */
-	size_t nretired, cap_retired;
+	struct arena *arena;     /* every node and name, also those a
+	                            tree_rename replaced */
 };
+
+/* A node and its name from the arena; NULL on out of memory. */
+static struct node *node_alloc(struct tree *t, const char *name, size_t len)
+{
+	struct node *n;
+	char *p;
+
+	if (len > UINT32_MAX || !(n = arena_alloc(t->arena, sizeof(*n))) ||
+	    !(p = arena_alloc_text(t->arena, len + 1)))
+		return NULL;
+	memcpy(p, name, len);
+	n->name = p;
+	n->name_len = (uint32_t)len;
+	return n;
+}
 
 static size_t hash_key(fuse_ino_t parent, const char *name, size_t len)
 {
@@ -86,13 +105,8 @@ static int add_locked(struct tree *t, const struct node *parent, const char *nam
 		t->by_ino = v;
 		t->cap_ino = cap;
 	}
-	/* One allocation for the node and its name. */
-	n = calloc(1, sizeof(*n) + len + 1);
-	if (!n)
+	if (!(n = node_alloc(t, name, len)))
 		return -ENOMEM;
-	memcpy((char *)(n + 1), name, len);
-	n->name = (const char *)(n + 1);
-	n->name_len = len;
 	n->ino = t->nino;
 	n->parent = parent ? parent->ino : 0;
 	n->kind = kind;
@@ -133,6 +147,8 @@ int tree_new(struct tree **out)
 	if (!t)
 		return -ENOMEM;
 	pthread_mutex_init(&t->lock, NULL);
+	if (!(t->arena = arena_new()))
+		goto out;
 	t->nbuckets = 64;
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
 	if (!t->buckets)
@@ -160,15 +176,9 @@ out:
 
 void tree_free(struct tree *t)
 {
-	size_t i;
-
 	if (!t)
 		return;
-	for (i = 0; i < t->nino; i++)
-		free(t->by_ino ? t->by_ino[i] : NULL);
-	for (i = 0; i < t->nretired; i++)
-		free(t->retired[i]);
-	free(t->retired);
+	arena_free(t->arena);
 	free(t->by_ino);
 	free(t->buckets);
 	pthread_mutex_destroy(&t->lock);
@@ -238,27 +248,21 @@ int tree_rename(struct tree *t, fuse_ino_t parent, const char *from, const char 
 	if (!(a = find_locked(t, parent, from, strlen(from))))
 		goto out;
 	err = -ENOMEM;
-	if (t->nretired == t->cap_retired) {
-		size_t cap = t->cap_retired ? t->cap_retired * 2 : 16;
-		struct node **v = realloc(t->retired, cap * sizeof(*v));
-
-		if (!v)
-			goto out;
-		t->retired = v;
-		t->cap_retired = cap;
-	}
-	if (!(n = calloc(1, sizeof(*n) + len + 1)))
+	if (!(n = node_alloc(t, to, len)))
 		goto out;
-	*n = *a;
-	memcpy((char *)(n + 1), to, len);
-	n->name = (const char *)(n + 1);
-	n->name_len = len;
+	n->ino = a->ino;
+	n->parent = a->parent;
+	n->backend = a->backend;
+	n->arch = a->arch;
+	n->nlookup = a->nlookup;
+	n->kind = a->kind;
+	n->view = a->view;
+	n->changed = a->changed;
 	/* b keeps its number (the kernel may still hold it, unlinked) but is
 	 * found by name no more. */
 	if ((b = find_locked(t, parent, to, len)))
 		unhash_locked(t, b);
 	unhash_locked(t, a);
-	t->retired[t->nretired++] = a;
 	t->by_ino[n->ino] = n;
 	h = hash_key(parent, to, len) & (t->nbuckets - 1);
 	n->hnext = t->buckets[h];

@@ -37,19 +37,21 @@ enum {
 	INO_ENV,
 };
 
+/* One per name the kernel has seen (10,000 and more): packed, and
+ * allocated with its name from the tree's arena. */
 struct node {
 	fuse_ino_t ino;
 	fuse_ino_t parent;
-	enum node_kind kind;
-	enum view_kind view;     /* NODE_VIEW only */
 	const char *backend;     /* BACKEND and below; borrowed from the tree */
 	const char *arch;        /* ARCH and below; borrowed from the tree */
 	const char *name;        /* NUL-terminated; owned by the tree */
-	size_t name_len;
+	struct node *hnext;      /* hash chain by (parent, name) */
 	uint64_t nlookup;        /* kernel references; under the tree's lock */
+	uint32_t name_len;
+	unsigned char kind;      /* enum node_kind */
+	unsigned char view;      /* enum view_kind; NODE_VIEW only */
 	bool changed;            /* content changed through the mount (see
 	                            tree_mark_changed); under the tree's lock */
-	struct node *hnext;      /* hash chain by (parent, name) */
 };
 
 struct tree;

@@ -10,6 +10,7 @@
 
 #include "expr.h"
 #include "resolve_internal.h"
+#include "spec_share.h"
 #include "template.h"
 
 /* Precedence inside one directory; `mode: set` entries sit between cli and
@@ -20,49 +21,65 @@ enum {
 	PRIO_CONFIG = 60, PRIO_OVERRIDE = 70,
 };
 
+/* One per value a layer offers; a directory's candidates live in one
+ * array (rctx.cands), sorted by variable, then precedence. */
 struct cand {
-	enum layer layer;
-	int prio;
-	unsigned seq;
-	const struct spec *spec;        /* spec entries */
-	const struct spec_var *sv;
+	const struct spec_var *sv;      /* spec entries (of the runner's spec
+	                                   when layer is LAYER_RUNNER, else the
+	                                   backend's) */
 	const char *lit;                /* image, host, cli, override */
 	size_t lit_len;
 	const char *source;
-	int cfg;                        /* config entry index, or -1 */
-	bool unset;                     /* an override that unsets */
-	signed char applies;            /* -1 not yet known */
-	bool have_val;
-	bool secret;                    /* the value was built from a secret */
-	const char *val;                /* evaluated value (arena) */
+	const char *val;                /* evaluated value (arena or specs) */
 	size_t val_len;
+	uint32_t var;                   /* index of its rvar */
+	uint32_t seq;                   /* order added */
+	int32_t cfg;                    /* config entry index, or -1 */
+	unsigned char layer;            /* enum layer */
+	unsigned char prio;
+	signed char applies;            /* -1 not yet known */
+	bool unset : 1;                 /* an override that unsets */
+	bool have_val : 1;
+	bool secret;                    /* the value was built from a secret
+	                                   (a taint target: not a bit-field) */
 };
 
 enum rstate { ST_NEW, ST_BUSY, ST_DONE };
 
+/* The working entry of one name: 10,000 of them live while a directory
+ * is resolved, next to the snapshot being served, so rarely used texts
+ * are built in per-depth scratch buffers (rctx.texts) and only their
+ * final bytes are kept. */
 struct rvar {
 	const char *name;
-	size_t name_len;
 	struct cand *c;                 /* sorted: highest precedence first */
-	size_t nc, capc;
-	const struct spec *flags_spec;  /* kind: flags declaration, if any */
-	const struct spec_var *flags_decl;
-	bool secret, consumed, cycle_reported;
+	const struct spec_var *flags_decl; /* kind: flags declaration, if any */
 	const char *note;
-	enum rstate st;
 	/* results */
-	bool set, param;                /* param: only an export:false default */
 	const char *val;
-	size_t val_len;
-	int win;                        /* index into c, or -1 */
-	enum layer layer;
 	const char *source;
-	struct strbuf layers_sb, shadow_sb, explain_sb;
+	const char *layers;             /* interned per directory (rctx) */
+	const char *shadowed;           /* arena, or NULL */
+	const char *explain;            /* arena, or NULL */
 	const char *def;
 	struct snap_flag *flags;
-	size_t nflags;
 	const char *effective;
+	size_t name_len, val_len;
+	uint32_t nc, nflags;
+	int32_t win;                    /* index into c, or -1 */
+	unsigned layer : 8;             /* enum layer */
+	unsigned st : 2;                /* enum rstate */
+	bool flags_runner : 1;          /* flags_decl is the runner's */
+	bool secret : 1, consumed : 1, cycle_reported : 1;
+	/* name, val and source point into the world or the overrides, not
+	 * the specs or the arena: the snapshot copies them */
+	bool name_ext : 1, val_ext : 1, source_ext : 1;
+	bool set : 1, param : 1;        /* param: only an export:false default */
 };
+
+/* Deeper reference chains than this are reported, not followed: the
+ * evaluation recurses once per link and must stay bounded on hostile specs. */
+#define RESOLVE_MAX_DEPTH 64
 
 struct cfgval {
 	enum rstate st;
@@ -77,20 +94,21 @@ struct rctx {
 	const char *arch;
 	struct rvar *vars;
 	size_t nvars;
+	struct cand *cands;             /* every variable's, by variable */
+	size_t ncands, capcands;
 	struct cfgval *cfg;
 	struct diag_list diags;
 	struct arena *arena;
-	unsigned seq;
 	unsigned depth;                 /* nested resolve_var calls */
 	bool depth_reported;
 	bool depth_cut;                 /* the last -ELOOP was the depth bound */
 	struct rvar *cur;               /* the variable being resolved */
 	bool *taint;                    /* the cached value being computed */
+	const char *layer_text[1u << (LAYER_OVERRIDE + 1)]; /* by layer mask */
+	/* shadowed and explain lines of the variable being built at each
+	 * depth (resolve_var nests), kept in the arena when it is done */
+	struct strbuf texts[RESOLVE_MAX_DEPTH + 1][2];
 };
-
-/* Deeper reference chains than this are reported, not followed: the
- * evaluation recurses once per link and must stay bounded on hostile specs. */
-#define RESOLVE_MAX_DEPTH 64
 
 static struct rvar *find_var(struct rctx *r, const char *name, size_t len)
 {
@@ -227,18 +245,20 @@ static int add_cand(struct rctx *r, const char *name, struct cand c)
 
 	if (!v)
 		return -EINVAL;
-	if (v->nc == v->capc) {
-		size_t cap = v->capc ? v->capc * 2 : 1;
-		struct cand *p = realloc(v->c, cap * sizeof(*p));
+	/* collect_names() sized the array for every candidate already. */
+	if (r->ncands == r->capcands) {
+		size_t cap = r->capcands ? r->capcands * 2 : 16;
+		struct cand *p = realloc(r->cands, cap * sizeof(*p));
 
 		if (!p)
 			return -ENOMEM;
-		v->c = p;
-		v->capc = cap;
+		r->cands = p;
+		r->capcands = cap;
 	}
-	c.seq = r->seq++;
+	c.var = (uint32_t)(v - r->vars);
+	c.seq = (uint32_t)r->ncands;
 	c.applies = -1;
-	v->c[v->nc++] = c;
+	r->cands[r->ncands++] = c;
 	return 0;
 }
 
@@ -271,6 +291,9 @@ static int add_spec(struct rctx *r, const struct spec *s, bool runner)
 		if (!spec_var_here(r, sv))
 			continue;
 		v = find_var(r, sv->name, strlen(sv->name));
+		/* The snapshot points at the specs' copy of the name. */
+		v->name = sv->name;
+		v->name_ext = false;
 		v->secret |= sv->secret;
 		if (sv->note && !v->note)
 			v->note = sv->note;
@@ -278,7 +301,7 @@ static int add_spec(struct rctx *r, const struct spec *s, bool runner)
 			/* The backend's declaration replaces the runner's. */
 			if (!v->flags_decl || !runner) {
 				v->flags_decl = sv;
-				v->flags_spec = s;
+				v->flags_runner = runner;
 			}
 			continue;
 		}
@@ -289,7 +312,6 @@ static int add_spec(struct rctx *r, const struct spec *s, bool runner)
 			c.prio = runner ? PRIO_RUNNER_SET : PRIO_BACKEND_SET;
 		else
 			c.prio = runner ? PRIO_RUNNER : PRIO_BACKEND;
-		c.spec = s;
 		c.sv = sv;
 		if ((err = add_cand(r, sv->name, c)) < 0)
 			return err;
@@ -320,6 +342,8 @@ static int cand_cmp(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
 
+	if (x->var != y->var)
+		return (x->var > y->var) - (x->var < y->var);
 	if (x->prio != y->prio)
 		return y->prio - x->prio;
 	return (y->seq > x->seq) - (y->seq < x->seq);
@@ -337,14 +361,17 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 	if (ns.n > 1)
 		qsort(ns.v, ns.n, sizeof(*ns.v), name_ref_cmp);
 	err = -ENOMEM;
-	if (!(r->vars = calloc(ns.n ? ns.n : 1, sizeof(*r->vars))))
+	if (!(r->vars = calloc(ns.n ? ns.n : 1, sizeof(*r->vars))) ||
+	    !(r->cands = malloc((ns.n ? ns.n : 1) * sizeof(*r->cands))))
 		goto out;
+	r->capcands = ns.n ? ns.n : 1;
 	for (k = 0; k < ns.n; k++) {
 		if (n && !name_ref_cmp(&ns.v[k], &ns.v[k - 1]))
 			continue;
 		r->vars[n].name = ns.v[k].name;
 		r->vars[n].name_len = ns.v[k].len;
 		r->vars[n].win = -1;
+		r->vars[n].name_ext = true;
 		n++;
 	}
 	r->nvars = n;
@@ -374,11 +401,17 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 		if ((err = add_cand(r, o->name, c)) < 0)
 			goto out;
 	}
+	if (r->ncands > 1)
+		qsort(r->cands, r->ncands, sizeof(*r->cands), cand_cmp);
+	for (k = 0; k < r->ncands; k++) {
+		struct rvar *v = &r->vars[r->cands[k].var];
+
+		if (!v->nc++)
+			v->c = &r->cands[k];
+	}
 	for (k = 0; k < r->nvars; k++) {
 		struct rvar *v = &r->vars[k];
 
-		if (v->nc > 1)
-			qsort(v->c, v->nc, sizeof(*v->c), cand_cmp);
 		if (v->flags_decl && v->flags_decl->append_from) {
 			struct rvar *a = find_var(r, v->flags_decl->append_from,
 						  strlen(v->flags_decl->append_from));
@@ -437,10 +470,21 @@ static int final_lookup(void *ctx, const char *name, size_t len, const char **va
 	return 1;
 }
 
-static const char *cand_file(const struct cand *c, unsigned *line)
+/* The spec a spec candidate (or flag declaration) comes from. */
+static const struct spec *spec_of(const struct rctx *r, bool runner)
+{
+	return runner ? r->runner : r->backend;
+}
+
+static const struct spec *flags_spec(const struct rctx *r, const struct rvar *v)
+{
+	return spec_of(r, v->flags_runner);
+}
+
+static const char *cand_file(const struct rctx *r, const struct cand *c, unsigned *line)
 {
 	*line = c->sv ? c->sv->line : 0;
-	return c->spec ? c->spec->display : NULL;
+	return c->sv ? spec_of(r, c->layer == LAYER_RUNNER)->display : NULL;
 }
 
 static int cand_applies(struct rctx *r, struct rvar *v, struct cand *c)
@@ -463,7 +507,7 @@ static int cand_applies(struct rctx *r, struct rvar *v, struct cand *c)
 		if (err < 0)
 			return err;
 		if (cycle)
-			report_cycle(r, v, cand_file(c, &line), c->sv->line);
+			report_cycle(r, v, cand_file(r, c, &line), c->sv->line);
 	}
 	c->applies = ok;
 	return ok;
@@ -476,6 +520,13 @@ static int expand(struct rctx *r, struct rvar *v, const char *src, const char *f
 	struct tmpl_result res = { 0 };
 	int err;
 
+	/* Without a '$' the template is its own value: point at the specs'
+	 * bytes (the snapshot holds the specs) instead of copying them. */
+	if (!strchr(src, '$')) {
+		*out = src;
+		*len = strlen(src);
+		return 0;
+	}
 	if ((err = tmpl_expand(src, final_lookup, r, &sb, &res)) < 0)
 		goto out;
 	if (res.cycle)
@@ -587,7 +638,7 @@ static int cand_value(struct rctx *r, struct rvar *v, struct cand *c)
 		if (c->cfg >= 0)
 			err = cfg_value(r, (size_t)c->cfg, &c->val, &c->val_len);
 		else if (c->sv)
-			err = expand(r, v, c->sv->value, cand_file(c, &line), c->sv->line,
+			err = expand(r, v, c->sv->value, cand_file(r, c, &line), c->sv->line,
 				     &c->val, &c->val_len);
 		else {
 			c->val = c->lit ? c->lit : "";
@@ -605,10 +656,12 @@ static int cand_value(struct rctx *r, struct rvar *v, struct cand *c)
 	return 0;
 }
 
-/* "file:line" straight into the arena: one per variable, so no printf
- * and no temporary buffer (this ran at 8% of a 10,000-variable load). */
-static int cand_source(struct rctx *r, const struct cand *c, const char **out)
+/* v's source from c: "file:line" straight into the arena (one per
+ * variable, so no printf and no temporary buffer: this ran at 8% of a
+ * 10,000-variable load), or the literal's own source. */
+static int cand_source(struct rctx *r, const struct cand *c, struct rvar *v)
 {
+	const char **out = &v->source;
 	char digits[12];
 	const char *file;
 	unsigned line;
@@ -616,15 +669,17 @@ static int cand_source(struct rctx *r, const struct cand *c, const char **out)
 	char *p;
 
 	if (c->sv) {
-		file = c->spec->display;
+		file = spec_of(r, c->layer == LAYER_RUNNER)->display;
 		line = c->sv->line;
 	} else if (c->cfg >= 0) {
 		file = r->w->config->file;
 		line = r->w->config->env[c->cfg].line;
 	} else {
 		*out = c->source;
+		v->source_ext = true;
 		return 0;
 	}
+	v->source_ext = false;
 	do
 		digits[nd++] = (char)('0' + line % 10);
 	while ((line /= 10));
@@ -640,28 +695,49 @@ static int cand_source(struct rctx *r, const struct cand *c, const char **out)
 	return 0;
 }
 
-static int add_shadow(struct rctx *r, struct rvar *v, const struct cand *c)
+/* The shadowed and explain lines of the variable being built. */
+static struct strbuf *shadow_buf(struct rctx *r)
 {
-	(void)r;
-	if (c->unset)
-		return sb_addf(&v->shadow_sb, "%s=(unset)\n", layer_name(c->layer));
-	if (v->secret)
-		return sb_addf(&v->shadow_sb, "%s=<redacted>\n", layer_name(c->layer));
-	if (sb_addf(&v->shadow_sb, "%s=", layer_name(c->layer)) < 0 ||
-	    sb_add(&v->shadow_sb, c->val, c->val_len) < 0)
-		return -ENOMEM;
-	return sb_addc(&v->shadow_sb, '\n');
+	return &r->texts[r->depth][0];
 }
 
-static int finish_layers(struct rvar *v, unsigned mask)
+static struct strbuf *explain_buf(struct rctx *r)
 {
+	return &r->texts[r->depth][1];
+}
+
+static int add_shadow(struct rctx *r, struct rvar *v, const struct cand *c)
+{
+	if (c->unset)
+		return sb_addf(shadow_buf(r), "%s=(unset)\n", layer_name(c->layer));
+	if (v->secret)
+		return sb_addf(shadow_buf(r), "%s=<redacted>\n", layer_name(c->layer));
+	if (sb_addf(shadow_buf(r), "%s=", layer_name(c->layer)) < 0 ||
+	    sb_add(shadow_buf(r), c->val, c->val_len) < 0)
+		return -ENOMEM;
+	return sb_addc(shadow_buf(r), '\n');
+}
+
+/* "backend runner ..." for mask, low to high: built once per directory
+ * and shared by every variable with the same layers. */
+static int finish_layers(struct rctx *r, struct rvar *v, unsigned mask)
+{
+	struct strbuf sb = STRBUF_INIT;
 	enum layer l;
 	int err = 0;
 
+	mask &= (1u << (LAYER_OVERRIDE + 1)) - 1;
+	if (!mask || r->layer_text[mask]) {
+		v->layers = r->layer_text[mask];
+		return 0;
+	}
 	for (l = LAYER_BACKEND; l <= LAYER_OVERRIDE && !err; l++)
 		if (mask & (1u << l))
-			err = (v->layers_sb.len ? sb_addc(&v->layers_sb, ' ') : 0) ?:
-			      sb_adds(&v->layers_sb, layer_name(l));
+			err = (sb.len ? sb_addc(&sb, ' ') : 0) ?: sb_adds(&sb, layer_name(l));
+	if (!err && !(r->layer_text[mask] = arena_strndup(r->arena, sb_str(&sb), sb.len)))
+		err = -ENOMEM;
+	v->layers = r->layer_text[mask];
+	sb_release(&sb);
 	return err;
 }
 
@@ -697,16 +773,17 @@ static int build_value(struct rctx *r, struct rvar *v)
 		struct cand *w = &v->c[v->win];
 
 		v->layer = w->layer;
-		if ((err = cand_source(r, w, &v->source)) < 0)
+		if ((err = cand_source(r, w, v)) < 0)
 			return err;
 		v->val = w->val;
 		v->val_len = w->val_len;
+		v->val_ext = w->lit != NULL;
 		v->set = !w->unset && !(w->sv && !w->sv->export);
 		v->param = w->sv && !w->sv->export;
 		if (w->unset)
 			v->val = NULL;
 	}
-	return finish_layers(v, mask);
+	return finish_layers(r, v, mask);
 }
 
 /* ---- flag lists (SPEC 3.1) ------------------------------------------- */
@@ -803,11 +880,11 @@ static int managed_flags(struct rctx *r, struct rvar *v, struct strbuf *out)
 			if (err < 0)
 				return err;
 			if (cycle)
-				report_cycle(r, v, v->flags_spec->display, f->line);
+				report_cycle(r, v, flags_spec(r, v)->display, f->line);
 			if (!ok)
 				continue;
 		}
-		if ((err = expand(r, v, f->text, v->flags_spec->display, f->line, &val, &len)) < 0)
+		if ((err = expand(r, v, f->text, flags_spec(r, v)->display, f->line, &val, &len)) < 0)
 			return err;
 		if (!len)
 			continue;
@@ -860,7 +937,9 @@ static int build_flags(struct rctx *r, struct rvar *v)
 		mask |= 1u << LAYER_OVERRIDE;
 		v->layer = LAYER_OVERRIDE;
 		v->source = "override";
+		v->source_ext = false;
 		v->set = !ovr->unset;
+		v->val_ext = true;
 		v->val = ovr->unset ? NULL : ovr->val;
 		v->val_len = ovr->unset ? 0 : ovr->val_len;
 		if (v->set) {
@@ -868,7 +947,7 @@ static int build_flags(struct rctx *r, struct rvar *v)
 			err = effective_flags(r, v, parts, 1);
 		}
 		if (!err)
-			err = finish_layers(v, mask);
+			err = finish_layers(r, v, mask);
 		goto out;
 	}
 	/* Base: the config owns the variable, else the inherited value. */
@@ -879,7 +958,7 @@ static int build_flags(struct rctx *r, struct rvar *v)
 		v->win = (int)(cfg - v->c);
 		parts[np++] = (struct part){ cfg->val, cfg->val_len, LAYER_CONFIG };
 		mask |= 1u << LAYER_CONFIG;
-		sb_addf(&v->explain_sb, "%s comes from the config env: block; managed defaults skipped\n",
+		sb_addf(explain_buf(r), "%s comes from the config env: block; managed defaults skipped\n",
 			v->name);
 		if (managed.len) {
 			/* The flag users lose most often, named so the warning is
@@ -891,7 +970,7 @@ static int build_flags(struct rctx *r, struct rvar *v)
 				 r->w->config->env[cfg->cfg].col,
 				 "%s is set in the config env: block, so it owns the variable and "
 				 "the %s managed defaults%s%.*s%s are skipped; use %s to change one flag",
-				 v->name, v->flags_spec->backend ? v->flags_spec->backend : "runner",
+				 v->name, flags_spec(r, v)->backend ? flags_spec(r, v)->backend : "runner",
 				 at ? " (including " : "", at ? (int)strcspn(at, " ") : 0,
 				 at ? at : "", at ? ")" : "",
 				 d->append_from ? d->append_from : "an append variable");
@@ -917,19 +996,19 @@ static int build_flags(struct rctx *r, struct rvar *v)
 				}
 		}
 		if (managed.len) {
-			enum layer ml = v->flags_spec->is_runner ? LAYER_RUNNER : LAYER_BACKEND;
+			enum layer ml = flags_spec(r, v)->is_runner ? LAYER_RUNNER : LAYER_BACKEND;
 
 			parts[np++] = (struct part){ v->def, managed.len, ml };
 			mask |= 1u << ml;
 			if (inh && inh->val_len)
-				sb_addf(&v->explain_sb,
+				sb_addf(explain_buf(r),
 					"%s appended (managed defaults override inherited)\n", v->name);
 		}
 	}
 	if (d->append_from &&
 	    (app = find_var(r, d->append_from, strlen(d->append_from)))) {
 		if ((err = resolve_var(r, app)) == -ELOOP) {
-			report_cycle(r, v, v->flags_spec->display, d->line);
+			report_cycle(r, v, flags_spec(r, v)->display, d->line);
 			app = NULL;
 		} else if (err < 0) {
 			goto out;
@@ -939,9 +1018,9 @@ static int build_flags(struct rctx *r, struct rvar *v)
 			parts[np++] = (struct part){ app->val, app->val_len, app->layer };
 			mask |= 1u << app->layer;
 			if (app->secret || v->secret)
-				sb_addf(&v->explain_sb, "%s appended (wins): <redacted>\n", app->name);
+				sb_addf(explain_buf(r), "%s appended (wins): <redacted>\n", app->name);
 			else
-				sb_addf(&v->explain_sb, "%s appended (wins): %.*s\n", app->name,
+				sb_addf(explain_buf(r), "%s appended (wins): %.*s\n", app->name,
 					(int)app->val_len, app->val);
 		}
 	}
@@ -956,20 +1035,24 @@ static int build_flags(struct rctx *r, struct rvar *v)
 		if (!(v->val = arena_strndup(r->arena, sb_str(&val), val.len)))
 			goto out;
 		v->val_len = val.len;
+		v->val_ext = false;
 		if (cfg) {
 			v->layer = LAYER_CONFIG;
-			err = cand_source(r, cfg, &v->source);
+			err = cand_source(r, cfg, v);
 		} else if (managed.len) {
-			struct cand decl = { .spec = v->flags_spec, .sv = d, .cfg = -1 };
+			struct cand decl = { .sv = d, .cfg = -1,
+					     .layer = v->flags_runner ? LAYER_RUNNER :
+									LAYER_BACKEND };
 
-			v->layer = v->flags_spec->is_runner ? LAYER_RUNNER : LAYER_BACKEND;
-			err = cand_source(r, &decl, &v->source);
+			v->layer = flags_spec(r, v)->is_runner ? LAYER_RUNNER : LAYER_BACKEND;
+			err = cand_source(r, &decl, v);
 		} else if (inh) {
 			v->layer = inh->layer;
-			err = cand_source(r, inh, &v->source);
+			err = cand_source(r, inh, v);
 		} else {
 			v->layer = app->layer;
 			v->source = app->source;
+			v->source_ext = app->source_ext;
 			err = 0;
 		}
 		if (err < 0)
@@ -977,10 +1060,24 @@ static int build_flags(struct rctx *r, struct rvar *v)
 		if ((err = effective_flags(r, v, parts, np)) < 0)
 			goto out;
 	}
-	err = finish_layers(v, mask);
+	err = finish_layers(r, v, mask);
 out:
 	sb_release(&managed);
 	sb_release(&val);
+	return err;
+}
+
+/* Moves the lines built for v at this depth into the arena. */
+static int keep_texts(struct rctx *r, struct rvar *v)
+{
+	struct strbuf *sh = shadow_buf(r), *ex = explain_buf(r);
+	int err = 0;
+
+	if ((sh->len && !(v->shadowed = arena_strndup(r->arena, sh->buf, sh->len))) ||
+	    (ex->len && !(v->explain = arena_strndup(r->arena, ex->buf, ex->len))))
+		err = -ENOMEM;
+	sb_reset(sh);
+	sb_reset(ex);
 	return err;
 }
 
@@ -988,7 +1085,7 @@ static int resolve_var(struct rctx *r, struct rvar *v)
 {
 	struct rvar *prev;
 	bool *outer;
-	int err;
+	int err, e2;
 
 	if (v->st == ST_DONE)
 		return 0;
@@ -1013,6 +1110,8 @@ static int resolve_var(struct rctx *r, struct rvar *v)
 	r->cur = v;
 	r->taint = NULL;
 	err = v->flags_decl ? build_flags(r, v) : build_value(r, v);
+	if (err != -ENOMEM && (e2 = keep_texts(r, v)) < 0)
+		err = e2;
 	r->cur = prev;
 	r->taint = outer;
 	r->depth--;
@@ -1041,6 +1140,8 @@ static const char *arena_sb(struct rctx *r, const struct strbuf *sb)
 	return arena_strndup(r->arena, sb->buf, sb->len);
 }
 
+/* The snapshot of r's resolved variables, not checked yet; *out holds one
+ * reference (caller's) and, on success only, owns r's arena. */
 static int build_snapshot(struct rctx *r, struct snapshot **out)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
@@ -1052,8 +1153,10 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 		return -ENOMEM;
 	atomic_init(&s->refs, 1);
 	s->arena = r->arena;     /* handed over only on success */
-	if (!(s->backend = arena_strdup(s->arena, r->backend->backend)) ||
-	    !(s->arch = arena_strdup(s->arena, r->arch)) ||
+	/* Names, values and notes the specs hold are pointed at, not copied. */
+	s->specs = spec_share_ref(r->w->spec_share);
+	s->backend = r->backend->backend;
+	if (!(s->arch = arena_strdup(s->arena, r->arch)) ||
 	    !(s->vars = calloc(r->nvars ? r->nvars : 1, sizeof(*s->vars))))
 		goto out;
 	for (k = 0; k < r->nvars; k++) {
@@ -1063,6 +1166,10 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 
 		if (!v->set && !v->param && !v->def)
 			continue;
+		err = -EFBIG;
+		if (v->name_len > UINT32_MAX || (v->set && v->val_len > UINT32_MAX))
+			goto out;
+		err = -ENOMEM;
 		sv->name = v->name;
 		sv->name_len = v->name_len;
 		sv->set = v->set;
@@ -1080,16 +1187,30 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 		sv->flags = v->flags;
 		sv->nflags = v->nflags;
 		sv->effective = v->set ? v->effective : NULL;
-		if (v->consumed && v->set)
-			sb_addf(&v->explain_sb, "consumed: appended to a flag list, never exported\n");
-		if (v->param && !v->set)
-			sb_addf(&v->explain_sb, "parameter: not exported; its default is %s\n",
-				v->secret ? "<redacted>" : v->val);
-		sv->layers = v->set ? arena_sb(r, &v->layers_sb) : NULL;
-		sv->shadowed = arena_sb(r, &v->shadow_sb);
-		sv->explain = arena_sb(r, &v->explain_sb);
-		if ((v->set && v->layers_sb.len && !sv->layers) ||
-		    (v->shadow_sb.len && !sv->shadowed) || (v->explain_sb.len && !sv->explain))
+		sv->layers = v->set ? v->layers : NULL;
+		sv->shadowed = v->shadowed;
+		sv->explain = v->explain;
+		if ((v->consumed && v->set) || (v->param && !v->set)) {
+			/* Depth 0 is no variable's: a free scratch buffer. */
+			struct strbuf *ex = explain_buf(r);
+
+			sb_reset(ex);
+			if (v->explain)
+				sb_adds(ex, v->explain);
+			if (v->consumed && v->set)
+				sb_addf(ex, "consumed: appended to a flag list, never exported\n");
+			if (v->param && !v->set)
+				sb_addf(ex, "parameter: not exported; its default is %s\n",
+					v->secret ? "<redacted>" : v->val);
+			if (!(sv->explain = arena_sb(r, ex)))
+				goto out;
+		}
+		/* What the world and the overrides hold must outlive both. */
+		if ((v->name_ext && !(sv->name = arena_strndup(s->arena, v->name, v->name_len))) ||
+		    (sv->value && v->val_ext &&
+		     !(sv->value = arena_strndup(s->arena, v->val, v->val_len))) ||
+		    (sv->source && v->source_ext &&
+		     !(sv->source = arena_strdup(s->arena, v->source))))
 			goto out;
 		if (v->set && is_view_name(v->name)) {
 			sv->view_name = true;
@@ -1104,22 +1225,16 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 		n++;
 	}
 	s->nvars = n;
-	/* Names, literal values and sources borrowed from the world and the
-	 * overrides must outlive both. */
-	for (k = 0; k < n; k++) {
-		struct snap_var *sv = &s->vars[k];
+	/* Variables without a file or a default were left out: give their
+	 * slots back. */
+	if (n && n < r->nvars) {
+		struct snap_var *v = realloc(s->vars, n * sizeof(*v));
 
-		if (!(sv->name = arena_strndup(s->arena, sv->name, sv->name_len)) ||
-		    (sv->value && !(sv->value = arena_strndup(s->arena, sv->value,
-							      sv->value_len))) ||
-		    (sv->source && !(sv->source = arena_strdup(s->arena, sv->source))) ||
-		    (sv->note && !(sv->note = arena_strdup(s->arena, sv->note))))
-			goto out;
+		if (v)
+			s->vars = v;
 	}
 	if ((err = diag_extend(&s->diags, &r->w->diags)) < 0 ||
 	    (err = diag_extend(&s->diags, &r->diags)) < 0)
-		goto out;
-	if ((err = validate_snapshot(set, r->backend, r->runner, s)) < 0)
 		goto out;
 	r->arena = NULL;
 	*out = s;
@@ -1134,12 +1249,11 @@ static void rctx_release(struct rctx *r)
 {
 	size_t k;
 
-	for (k = 0; k < r->nvars; k++) {
-		free(r->vars[k].c);
-		sb_release(&r->vars[k].layers_sb);
-		sb_release(&r->vars[k].shadow_sb);
-		sb_release(&r->vars[k].explain_sb);
+	for (k = 0; k <= RESOLVE_MAX_DEPTH; k++) {
+		sb_release(&r->texts[k][0]);
+		sb_release(&r->texts[k][1]);
 	}
+	free(r->cands);
 	free(r->vars);
 	free(r->cfg);
 	diag_list_release(&r->diags);
@@ -1150,6 +1264,7 @@ int resolve_dir(const struct world *w, const struct override_set *ov,
 		const char *backend, const char *arch, struct snapshot **out)
 {
 	struct rctx r = { .w = w, .arch = arch };
+	struct snapshot *s = NULL;
 	size_t k;
 	int err = -EINVAL;
 
@@ -1165,8 +1280,22 @@ int resolve_dir(const struct world *w, const struct override_set *ov,
 	for (k = 0; k < r.nvars; k++)
 		if ((err = resolve_var(&r, &r.vars[k])) < 0)
 			goto out;
-	err = build_snapshot(&r, out);
+	/* Every value is known: the candidates go before the snapshot's
+	 * array is allocated, which lowers the peak of a reload. */
+	free(r.cands);
+	r.cands = NULL;
+	if ((err = build_snapshot(&r, &s)) < 0)
+		goto out;
+	/* The checks read the snapshot only: the working table goes first. */
+	free(r.vars);
+	r.vars = NULL;
+	r.nvars = 0;
+	if ((err = validate_snapshot(w->specs, r.backend, r.runner, s)) < 0)
+		goto out;
+	*out = s;
+	s = NULL;
 out:
+	snapshot_unref(s);
 	rctx_release(&r);
 	return err;
 }

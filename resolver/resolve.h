@@ -45,10 +45,12 @@ struct override_set {
 struct spec_share;
 
 struct world {
-	struct spec_set *specs;        /* owned, or spec_share's */
-	struct spec_share *spec_share; /* one reference, or NULL: the specs
-	                                  as shared by the worlds of one
-	                                  daemon (world_load_from) */
+	struct spec_set *specs;        /* spec_share's; NULL when they did
+	                                  not load */
+	struct spec_share *spec_share; /* one reference: the specs, shared
+	                                  by the worlds of one daemon
+	                                  (world_load_from) and by every
+	                                  snapshot resolved from them */
 	struct config *config;         /* NULL without --config */
 	struct env_list image;         /* --inherit, in order */
 	struct env_list host;          /* passthrough candidates from host_env */

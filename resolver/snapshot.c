@@ -1,6 +1,7 @@
 /* Snapshot lookup and lifetime. The resolver builds a snapshot; after that
  * nothing writes to it but the reference count, so readers need no lock. */
 #include "snapshot.h"
+#include "spec_share.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,5 +58,6 @@ void snapshot_unref(struct snapshot *s)
 	diag_list_release(&s->diags);
 	arena_free(s->arena);
 	free(s->vars);
+	spec_share_unref(s->specs);
 	free(s);
 }

@@ -3,13 +3,14 @@
  * Immutable once built and reference-counted, so any number of threads may
  * read it while a reload builds the next one; a FUSE open holds a reference
  * to the snapshot it was opened on. Every string is borrowed for the
- * snapshot's life. */
+ * snapshot's life: from its arena, or from the specs it holds. */
 #ifndef ENVFS_SNAPSHOT_H
 #define ENVFS_SNAPSHOT_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "diag.h"
 #include "arena.h"
@@ -21,17 +22,22 @@ struct snap_flag {            /* one effective flag of a flag-list variable */
 	enum layer layer;         /* the layer of the part that set it */
 };
 
+/* 10,000 of these live twice during a reload (the served snapshot and
+ * the one being built), so the fields are packed: lengths in 32 bits,
+ * flags in bits. */
 struct snap_var {
 	const char *name;
-	size_t name_len;
 	const char *value;        /* NULL when the variable is not set */
-	size_t value_len;
-	bool set;                 /* has a file in the directory */
-	bool exported;            /* in env_file/environ/env.sh/env.json */
-	bool secret;
-	bool is_flags;            /* kind: flags */
-	bool view_name;           /* named like a view: only reachable via views */
-	enum layer layer;         /* winning layer (LAYER_NONE when unset) */
+	uint32_t name_len;
+	uint32_t value_len;
+	unsigned layer : 8;       /* enum layer: the winning one (LAYER_NONE
+	                             when unset) */
+	bool set : 1;             /* has a file in the directory */
+	bool exported : 1;        /* in env_file/environ/env.sh/env.json */
+	bool secret : 1;
+	bool is_flags : 1;        /* kind: flags */
+	bool view_name : 1;       /* named like a view: only reachable via views */
+	uint32_t nflags;
 	const char *source;       /* "specs/maxtext.yaml:42", "exp.yaml:12",
 	                             "image:FILE:3", "host", "cli", "override" */
 	const char *layers;       /* every supplying layer, low to high, space-separated */
@@ -41,10 +47,11 @@ struct snap_var {
 	const char *note;         /* spec note, else catalog description, or NULL */
 	const char *effective;    /* flag-list: one effective token per line, or NULL */
 	const struct snap_flag *flags;
-	size_t nflags;
 	const char *explain;      /* extra explain lines (XLA messages, type
 	                             meaning, retired notes), or NULL */
 };
+
+struct spec_share;
 
 struct snapshot {
 	atomic_long refs;
@@ -56,7 +63,10 @@ struct snapshot {
 	bool secret_in_views;     /* an exported variable is secret */
 	struct diag_list diags;   /* diagnostics for this directory (global ones
 	                             included) */
-	struct arena *arena;      /* owns every string and array above */
+	struct arena *arena;      /* owns every string and array above that
+	                             the specs do not hold */
+	struct spec_share *specs; /* one reference, or NULL: the specs the
+	                             strings above may point into */
 };
 
 /* Borrowed lookup by name (binary search); NULL when absent. */

@@ -38,6 +38,29 @@ static bool unicode_space(unsigned cp)
 	       cp == 0x3000;
 }
 
+/* Where a render goes when it is measured (view_measure): whole into the
+ * caller's buffer up to keep bytes, past that hashed and dropped in
+ * chunks, so a large view (explain is megabytes at 10,000 variables) is
+ * never whole in memory just to learn its size and checksum. A plain
+ * render has no sink. */
+struct vsink {
+	struct sha256_stream h;
+	size_t keep;
+	size_t flushed;           /* bytes hashed and dropped so far */
+};
+
+#define VSINK_CHUNK 16384
+
+/* Called between variables: hands a full chunk of out to the hash. */
+static void vsink_step(struct vsink *k, struct strbuf *out)
+{
+	if (!k || out->len < VSINK_CHUNK || (!k->flushed && out->len <= k->keep))
+		return;
+	sha256_stream_add(&k->h, out->buf, out->len);
+	k->flushed += out->len;
+	sb_reset(out);
+}
+
 static bool has_byte(const char *s, size_t n, char c)
 {
 	return n && memchr(s, c, n) != NULL;
@@ -134,7 +157,7 @@ static const char *env_file_reason(const struct snap_var *v)
 	return NULL;
 }
 
-static int render_env_file(const struct snapshot *s, struct strbuf *out)
+static int render_env_file(const struct snapshot *s, struct strbuf *out, struct vsink *k)
 {
 	size_t i;
 	int err;
@@ -155,13 +178,14 @@ static int render_env_file(const struct snapshot *s, struct strbuf *out)
 			err = sb_addc(out, '\n');
 		if (err < 0)
 			return err;
+		vsink_step(k, out);
 	}
 	return 0;
 }
 
 /* An environ block cannot hold a NUL inside a value; such a value (the
  * resolver reports it) is left out rather than cut short. */
-static int render_environ(const struct snapshot *s, struct strbuf *out)
+static int render_environ(const struct snapshot *s, struct strbuf *out, struct vsink *k)
 {
 	size_t i;
 	int err;
@@ -176,13 +200,14 @@ static int render_environ(const struct snapshot *s, struct strbuf *out)
 		    (err = sb_add(out, v->value, v->value_len)) < 0 ||
 		    (err = sb_addc(out, '\0')) < 0)
 			return err;
+		vsink_step(k, out);
 	}
 	return 0;
 }
 
 /* Single quotes keep every byte literally in sh, bash and zsh; only the
  * quote itself needs the close-escape-reopen dance. */
-static int render_sh(const struct snapshot *s, struct strbuf *out)
+static int render_sh(const struct snapshot *s, struct strbuf *out, struct vsink *k)
 {
 	size_t i, j;
 	int err;
@@ -217,6 +242,7 @@ static int render_sh(const struct snapshot *s, struct strbuf *out)
 		}
 		if ((err = sb_adds(out, "'\n")) < 0)
 			return err;
+		vsink_step(k, out);
 	}
 	return 0;
 }
@@ -269,7 +295,7 @@ static int add_json_string(struct strbuf *out, const char *s, size_t n)
 	return sb_addc(out, '"');
 }
 
-static int render_json(const struct snapshot *s, struct strbuf *out)
+static int render_json(const struct snapshot *s, struct strbuf *out, struct vsink *k)
 {
 	bool first = true;
 	size_t i;
@@ -288,6 +314,7 @@ static int render_json(const struct snapshot *s, struct strbuf *out)
 		    (err = add_json_string(out, v->value, v->value_len)) < 0)
 			return err;
 		first = false;
+		vsink_step(k, out);
 	}
 	return sb_adds(out, first ? "}\n" : "\n}\n");
 }
@@ -439,7 +466,7 @@ static int explain_var(const struct snap_var *v, struct strbuf *out)
 	return sb_addc(out, '\n');
 }
 
-static int render_explain(const struct snapshot *s, struct strbuf *out)
+static int render_explain(const struct snapshot *s, struct strbuf *out, struct vsink *k)
 {
 	size_t i;
 	int err;
@@ -447,9 +474,11 @@ static int render_explain(const struct snapshot *s, struct strbuf *out)
 	if ((err = add_header(s, "explain", out)) < 0 ||
 	    (err = sb_addc(out, '\n')) < 0)
 		return err;
-	for (i = 0; i < s->nvars; i++)
+	for (i = 0; i < s->nvars; i++) {
 		if ((err = explain_var(&s->vars[i], out)) < 0)
 			return err;
+		vsink_step(k, out);
+	}
 	if ((err = sb_adds(out, "diagnostics:\n")) < 0)
 		return err;
 	if (!s->diags.n)
@@ -465,22 +494,27 @@ static int render_explain(const struct snapshot *s, struct strbuf *out)
 		sb_release(&line);
 		if (err < 0)
 			return err;
+		vsink_step(k, out);
 	}
 	return 0;
 }
 
+/* The hash of environ, taken in chunks as it is rendered. */
 static int render_digest(const struct snapshot *s, struct strbuf *out)
 {
 	struct strbuf env = STRBUF_INIT;
+	struct vsink all = { .keep = 0 };
 	static const char hex[] = "0123456789abcdef";
 	uint8_t md[SHA256_LEN];
 	char line[2 * SHA256_LEN + 1];
 	size_t i;
 	int err;
 
-	if ((err = render_environ(s, &env)) < 0)
+	sha256_stream_init(&all.h);
+	if ((err = render_environ(s, &env, &all)) < 0)
 		goto out;
-	sha256(env.len ? env.buf : "", env.len, md);
+	sha256_stream_add(&all.h, sb_str(&env), env.len);
+	sha256_stream_end(&all.h, md);
 	for (i = 0; i < SHA256_LEN; i++) {
 		line[2 * i] = hex[md[i] >> 4];
 		line[2 * i + 1] = hex[md[i] & 15];
@@ -492,6 +526,20 @@ out:
 	return err;
 }
 
+static int render(const struct snapshot *s, enum view_kind kind, struct strbuf *out,
+		  struct vsink *k)
+{
+	switch (kind) {
+	case VIEW_ENV_FILE: return render_env_file(s, out, k);
+	case VIEW_ENVIRON: return render_environ(s, out, k);
+	case VIEW_SH: return render_sh(s, out, k);
+	case VIEW_JSON: return render_json(s, out, k);
+	case VIEW_EXPLAIN: return render_explain(s, out, k);
+	case VIEW_DIGEST: return render_digest(s, out);
+	default: return -EINVAL;
+	}
+}
+
 int view_render(const struct snapshot *s, enum view_kind kind, struct strbuf *out)
 {
 	size_t start;
@@ -500,22 +548,34 @@ int view_render(const struct snapshot *s, enum view_kind kind, struct strbuf *ou
 	if (!s || !out)
 		return -EINVAL;
 	start = out->len;
-	switch (kind) {
-	case VIEW_ENV_FILE: err = render_env_file(s, out); break;
-	case VIEW_ENVIRON: err = render_environ(s, out); break;
-	case VIEW_SH: err = render_sh(s, out); break;
-	case VIEW_JSON: err = render_json(s, out); break;
-	case VIEW_EXPLAIN: err = render_explain(s, out); break;
-	case VIEW_DIGEST: err = render_digest(s, out); break;
-	default: return -EINVAL;
-	}
 	/* A failed render leaves out as it was, never half a view. */
-	if (err < 0) {
+	if ((err = render(s, kind, out, NULL)) < 0) {
 		out->len = start;
 		if (out->buf)
 			out->buf[start] = '\0';
 	}
 	return err;
+}
+
+int view_measure(const struct snapshot *s, enum view_kind kind, size_t keep,
+		 struct strbuf *out, size_t *len, uint8_t sum[SHA256_LEN])
+{
+	struct vsink k = { .keep = keep };
+	int err;
+
+	if (!s || !out || out->len)
+		return -EINVAL;
+	sha256_stream_init(&k.h);
+	if ((err = render(s, kind, out, &k)) < 0) {
+		sb_reset(out);
+		return err;
+	}
+	sha256_stream_add(&k.h, sb_str(out), out->len);
+	sha256_stream_end(&k.h, sum);
+	*len = k.flushed + out->len;
+	if (*len > keep)
+		sb_reset(out);
+	return 0;
 }
 
 const char *view_file_name(enum view_kind kind)

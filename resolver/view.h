@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 
+#include "sha256.h"
 #include "snapshot.h"
 #include "strbuf.h"
 
@@ -21,6 +22,12 @@ enum view_kind {
 
 /* Appends the view's bytes to out. Returns 0 or a negative errno. */
 int view_render(const struct snapshot *s, enum view_kind kind, struct strbuf *out);
+/* The view's size and SHA-256 (*len, sum), rendered piece by piece so a
+ * large one is never whole in memory. out must be empty; when the view is
+ * no longer than keep, its bytes are left in out as well (same bytes as
+ * view_render), else out is left empty. Returns 0 or a negative errno. */
+int view_measure(const struct snapshot *s, enum view_kind kind, size_t keep,
+		 struct strbuf *out, size_t *len, uint8_t sum[SHA256_LEN]);
 /* File name in the mount: env_file environ env.sh env.json explain digest. */
 const char *view_file_name(enum view_kind kind);
 /* Finds a view by file name or --format name (sh, json also accepted).

@@ -1,9 +1,9 @@
 /* world: every input read once, ready to be resolved many times. */
 #include "resolve.h"
+#include "spec_share.h"
 #include "specs_digest.h"
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,54 +78,35 @@ static int load_host(struct world *w, const struct envfs_inputs *in)
 	return 0;
 }
 
-/* Loaded specs shared by successive worlds: a spec set of 10,000
- * variables is megabytes, and a reload that did not touch the specs (a
- * config edit, a spec rewritten as it was) need not hold two. */
-struct spec_share {
-	atomic_long refs;
-	struct spec_set *set;          /* owned */
-	struct diag_list diags;        /* what loading set said */
-	uint8_t digest[SHA256_LEN];    /* specs_dir_digest() before loading */
-};
-
-static void spec_share_unref(struct spec_share *sh)
-{
-	if (!sh || atomic_fetch_sub_explicit(&sh->refs, 1, memory_order_acq_rel) != 1)
-		return;
-	spec_set_free(sh->set);
-	diag_list_release(&sh->diags);
-	free(sh);
-}
-
 /* Loads the specs into w, or shares prev's when their files are
- * unchanged. The digest is taken before loading, so a file changed
- * during the load makes the next digest differ and load again. */
+ * unchanged (share: a daemon's worlds; the digest is only worth taking
+ * for them). The digest is taken before loading, so a file changed during
+ * the load makes the next digest differ and load again. Either way the
+ * specs end up in a spec_share, which the snapshots resolved from them
+ * hold on to. */
 static int load_specs(struct world *w, const char *dir, const char *only,
 		      const struct world *prev, bool share)
 {
-	struct spec_share *sh = NULL;
+	struct spec_share *sh = prev ? prev->spec_share : NULL;
 	struct diag_list d = DIAG_LIST_INIT;
+	struct spec_set *set = NULL;
 	uint8_t digest[SHA256_LEN];
+	bool have = share && specs_dir_digest(dir, digest) == 0;
 	int err;
 
-	if (!share || specs_dir_digest(dir, digest) < 0)
-		return spec_set_load_dir(dir, only, &w->specs, &w->diags);
-	if (prev && prev->spec_share && !memcmp(prev->spec_share->digest, digest, SHA256_LEN)) {
-		sh = prev->spec_share;
-		atomic_fetch_add_explicit(&sh->refs, 1, memory_order_relaxed);
-		w->spec_share = sh;
+	if (have && sh && sh->has_digest && !memcmp(sh->digest, digest, SHA256_LEN)) {
+		w->spec_share = spec_share_ref(sh);
 		w->specs = sh->set;
 		return diag_extend(&w->diags, &sh->diags);
 	}
-	err = spec_set_load_dir(dir, only, &w->specs, &d);
-	if (err == 0 && (sh = calloc(1, sizeof(*sh)))) {
-		atomic_init(&sh->refs, 1);
-		sh->set = w->specs;
-		memcpy(sh->digest, digest, SHA256_LEN);
+	err = spec_set_load_dir(dir, only, &set, &d);
+	if (err == 0 && (err = spec_share_new(set, &d, &sh)) == 0) {
+		sh->has_digest = have;
+		if (have)
+			memcpy(sh->digest, digest, SHA256_LEN);
 		w->spec_share = sh;
-		err = diag_extend(&sh->diags, &d);
+		w->specs = sh->set;
 	}
-	/* Without a share (out of memory for it), the world owns its specs. */
 	if (err != -ENOMEM)
 		err = diag_extend(&w->diags, &d) < 0 ? -ENOMEM : err;
 	diag_list_release(&d);
@@ -198,10 +179,7 @@ void world_free(struct world *w)
 
 	if (!w)
 		return;
-	if (w->spec_share)
-		spec_share_unref(w->spec_share);
-	else
-		spec_set_free(w->specs);
+	spec_share_unref(w->spec_share);
 	config_free(w->config);
 	env_list_release(&w->image);
 	env_list_release(&w->host);

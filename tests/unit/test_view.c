@@ -320,7 +320,7 @@ static void roundtrip_in(const char *shell, const struct snapshot *s)
 		run(sb_str(&cmd), &got);
 		if (got.len != v->value_len || memcmp(sb_str(&got), v->value, got.len)) {
 			fprintf(stderr, "%s: %s: got %zu bytes, want %zu\n", shell,
-				v->name, got.len, v->value_len);
+				v->name, got.len, (size_t)v->value_len);
 			fail();
 		}
 	}
