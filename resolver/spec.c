@@ -422,7 +422,8 @@ static void take_var(struct sctx *c, const struct ynode *n, struct spec_var *var
 		} else if (!take_type_key(c, key, val, &var->type)) {
 			bad(c, key, "unknown field '%s' in a variable (known: name, value, kind, "
 			    "flags, append_from, mode, export, arch, when, note, secret, type, "
-			    "min, max, values, invalid, scope, pin)", key->str);
+			    "min, max, values, invalid, scope, pin)",
+			    key->kind == YN_SCALAR ? key->str : "?");
 		}
 	}
 	if (!var->name)
