@@ -130,6 +130,11 @@ struct spec_set {
  * caller-owned, freed with spec_set_free(), and is set only on success. */
 int spec_set_load_dir(const char *dir, const char *only, struct spec_set **out,
 		      struct diag_list *diags);
+/* The sorted *.yaml names of dir that spec_set_load_dir() reads (hidden
+ * files left out). An unreadable dir adds an error to diags (may be NULL)
+ * and returns the negative errno. *out and each name are caller-owned
+ * (free()). */
+int spec_dir_list(const char *dir, char ***out, size_t *nout, struct diag_list *diags);
 /* Loads one spec file (no catalog, no cross-file checks). */
 int spec_load_file(const char *path, const char *display, struct spec **out,
 		   struct diag_list *diags);

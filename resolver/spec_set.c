@@ -3,8 +3,11 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "yaml_tree.h"
 
 static int name_cmp(const void *a, const void *b)
 {
@@ -16,8 +19,7 @@ static int backend_cmp(const void *a, const void *b)
 	return strcmp((*(struct spec *const *)a)->backend, (*(struct spec *const *)b)->backend);
 }
 
-/* Sorted *.yaml names of dir; caller frees each and the array. */
-static int list_yaml(const char *dir, char ***out, size_t *nout, struct diag_list *diags)
+int spec_dir_list(const char *dir, char ***out, size_t *nout, struct diag_list *diags)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -27,8 +29,9 @@ static int list_yaml(const char *dir, char ***out, size_t *nout, struct diag_lis
 
 	if (!d) {
 		err = -errno;
-		diag_add(diags, DIAG_ERROR, dir, 0, 0, "cannot read the spec directory: %s",
-			 strerror(errno));
+		if (diags)
+			diag_add(diags, DIAG_ERROR, dir, 0, 0, "cannot read the spec directory: %s",
+				 strerror(-err));
 		return err;
 	}
 	while ((de = readdir(d))) {
@@ -128,6 +131,53 @@ static const char *own_file(char **names, size_t n, const char *only, struct str
 	return NULL;
 }
 
+/* True when the line [p, stop) is `backend: ONLY`, ONLY quoted or not,
+ * with blanks or a comment after it. */
+static bool line_declares(const char *p, const char *stop, const char *only)
+{
+	size_t olen = strlen(only);
+	char quote = 0;
+
+	if ((size_t)(stop - p) < 8 || memcmp(p, "backend:", 8))
+		return false;
+	for (p += 8; p < stop && (*p == ' ' || *p == '\t'); p++)
+		;
+	if (p < stop && (*p == '"' || *p == '\''))
+		quote = *p++;
+	if ((size_t)(stop - p) < olen || memcmp(p, only, olen))
+		return false;
+	p += olen;
+	if (quote && (p == stop || *p++ != quote))
+		return false;
+	for (; p < stop && (*p == ' ' || *p == '\t'); p++)
+		;
+	return p == stop || *p == '#';
+}
+
+/* True when file name of dir has a top-level line declaring backend only:
+ * another declaration of it, which the full load reports. A file that
+ * cannot be read counts too, so the full load says why. */
+static bool declares(const char *dir, const char *name, const char *only)
+{
+	struct strbuf path = STRBUF_INIT;
+	char *buf = NULL, *p, *end, *eol;
+	bool found = true;
+	size_t len;
+
+	if (sb_addf(&path, "%s/%s", dir, name) < 0 || yfile_read(sb_str(&path), &buf, &len) < 0)
+		goto out;
+	found = false;
+	for (p = buf, end = buf + len; p < end && !found; p = eol < end ? eol + 1 : end) {
+		if (!(eol = memchr(p, '\n', (size_t)(end - p))))
+			eol = end;
+		found = line_declares(p, eol, only);
+	}
+out:
+	free(buf);
+	sb_release(&path);
+	return found;
+}
+
 int spec_set_load_dir(const char *dir, const char *only, struct spec_set **out,
 		      struct diag_list *diags)
 {
@@ -139,9 +189,15 @@ int spec_set_load_dir(const char *dir, const char *only, struct spec_set **out,
 	size_t n = 0, k;
 	int err, bad = 0;
 
-	if ((err = list_yaml(dir, &names, &n, diags)) < 0)
+	if ((err = spec_dir_list(dir, &names, &n, diags)) < 0)
 		goto out;
 	keep = own_file(names, n, only, &want);
+	/* Another file declaring the same backend is an error of the whole
+	 * directory: read everything, so it is reported as check reports it. */
+	for (k = 0; keep && k < n; k++)
+		if (strcmp(names[k], keep) && strcmp(names[k], "base.yaml") &&
+		    strcmp(names[k], "catalog.yaml") && declares(dir, names[k], only))
+			keep = NULL;
 	err = -ENOMEM;
 	if (!(set = calloc(1, sizeof(*set))) || !(set->dir = xstrdup(dir)) ||
 	    !(set->backends = calloc(n ? n : 1, sizeof(*set->backends))))

@@ -1,5 +1,4 @@
 /* Checksum of a specs directory; see specs_digest.h. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <nettle/sha2.h>
@@ -7,21 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "spec.h"
 #include "specs_digest.h"
 #include "strbuf.h"
-
-/* The same filter as spec_set_load_dir(). */
-static int is_spec_name(const char *name)
-{
-	size_t len = strlen(name);
-
-	return len >= 6 && !strcmp(name + len - 5, ".yaml") && name[0] != '.';
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* Feeds the name, then the bytes, then the length, so no two sets of
  * files hash the same stream. */
@@ -59,41 +46,20 @@ out:
 int specs_dir_digest(const char *dir, uint8_t out[SHA256_LEN])
 {
 	struct sha256_ctx ctx;
-	struct dirent *de;
-	char **names = NULL, **v;
-	size_t n = 0, cap = 0, k;
-	DIR *d = opendir(dir);
-	int err = 0;
+	char **names = NULL;
+	size_t n = 0, k;
+	int err;
 
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		if (!is_spec_name(de->d_name))
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			if (!(v = realloc(names, cap * sizeof(*v)))) {
-				err = -ENOMEM;
-				goto out;
-			}
-			names = v;
-		}
-		if (!(names[n] = xstrdup(de->d_name))) {
-			err = -ENOMEM;
-			goto out;
-		}
-		n++;
-	}
-	qsort(names, n, sizeof(*names), name_cmp);
+	/* The very files a load reads, in the same order. */
+	if ((err = spec_dir_list(dir, &names, &n, NULL)) < 0)
+		return err;
 	sha256_init(&ctx);
 	for (k = 0; k < n && err == 0; k++)
 		err = hash_file(&ctx, dir, names[k]);
 	if (err == 0)
 		sha256_digest(&ctx, SHA256_DIGEST_SIZE, out);
-out:
 	for (k = 0; k < n; k++)
 		free(names[k]);
 	free(names);
-	closedir(d);
 	return err;
 }

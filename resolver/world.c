@@ -91,7 +91,9 @@ static int load_specs(struct world *w, const char *dir, const char *only,
 	struct diag_list d = DIAG_LIST_INIT;
 	struct spec_set *set = NULL;
 	uint8_t digest[SHA256_LEN];
-	bool have = share && specs_dir_digest(dir, digest) == 0;
+	/* A set read for one backend (only) is not the whole directory the
+	 * digest covers: never offered for sharing. */
+	bool have = share && !only && specs_dir_digest(dir, digest) == 0;
 	int err;
 
 	if (have && sh && sh->has_digest && !memcmp(sh->digest, digest, SHA256_LEN)) {

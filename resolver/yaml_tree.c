@@ -320,45 +320,46 @@ out:
 	return 0;
 }
 
+int yfile_read(const char *path, char **buf, size_t *len)
+{
+	struct stat st;
+	int fd, err;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	/* Checked before reading anything: a huge file costs nothing. */
+	if (fstat(fd, &st) < 0)
+		err = -errno;
+	else if (S_ISREG(st.st_mode) && st.st_size > (off_t)YT_MAX_FILE_SIZE)
+		err = -EFBIG;
+	else
+		err = read_bounded(fd, buf, len);
+	close(fd);
+	return err;
+}
+
 int ydoc_load_file(const char *path, struct ydoc **out,
 		   struct diag_list *diags)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	struct stat st;
-	int fd = -1, err = 0;
+	int err;
 
 	*out = NULL;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		err = -errno;
-		goto io_error;
-	}
-	if (fstat(fd, &st) < 0) {
-		err = -errno;
-		goto io_error;
-	}
-	/* Checked before reading anything: a huge file costs nothing. */
-	if (S_ISREG(st.st_mode) && st.st_size > (off_t)YT_MAX_FILE_SIZE) {
+	err = yfile_read(path, &buf, &len);
+	if (err == -EFBIG) {
 		err = diag_add(diags, DIAG_ERROR, path, 1, 1,
 			       "file is larger than 1 MiB");
 		err = err < 0 ? err : -EINVAL;
-		goto out;
-	}
-	if ((err = read_bounded(fd, &buf, &len)) < 0)
-		goto io_error;
-	err = ydoc_load_buffer(path, buf, len, out, diags);
-	goto out;
-io_error:
-	if (err != -ENOMEM) {
+	} else if (err < 0 && err != -ENOMEM) {
 		int e = diag_add(diags, DIAG_ERROR, path, 0, 0,
 				 "cannot read: %s", strerror(-err));
 
 		if (e < 0)
 			err = e;
+	} else if (err == 0) {
+		err = ydoc_load_buffer(path, buf, len, out, diags);
 	}
-out:
-	if (fd >= 0)
-		close(fd);
 	free(buf);
 	return err;
 }

@@ -77,6 +77,10 @@ int ydoc_load_file(const char *path, struct ydoc **out, struct diag_list *diags)
 int ydoc_load_buffer(const char *name, const char *buf, size_t len,
 		     struct ydoc **out, struct diag_list *diags);
 void ydoc_free(struct ydoc *doc);
+/* The bytes of path, at most YT_MAX_FILE_SIZE + 1 of them (a FIFO or a
+ * growing file stays bounded): -EFBIG for a larger regular file, another
+ * negative errno when it cannot be read. *buf is caller-owned (free()). */
+int yfile_read(const char *path, char **buf, size_t *len);
 
 /* Last value for a scalar key in a mapping, or NULL. Borrowed. */
 struct ynode *ymap_get(const struct ynode *map, const char *key);

@@ -207,4 +207,27 @@ grep -q '^backend: maxtext_old$' "$TMP/sel/swapped/maxtext.yaml" || fail "swappe
 run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve --specs "$TMP/sel/swapped" -b maxtext -a gfx950
 cmp -s "$TMP/out" "$TMP/good" || fail "maxtext.yaml declaring maxtext_old: output differs"
 
+# A second file declaring the asked backend is still an error for
+# resolve, as for check and the mount (the other files are looked at for
+# a `backend:` line), quoted or not, with a comment after it.
+for decl in 'backend: maxtext' 'backend: "maxtext"  # a copy' "backend: 'maxtext'"; do
+	rm -rf "$TMP/sel/dup"
+	mkdir -p "$TMP/sel/dup"
+	cp "$ENVFS_SPECS"/*.yaml "$TMP/sel/dup/"
+	sed "s/^backend: maxtext\$/$decl/" "$ENVFS_SPECS/maxtext.yaml" >"$TMP/sel/dup/zz_copy.yaml"
+	grep -qxF "$decl" "$TMP/sel/dup/zz_copy.yaml" || fail "dup: sed ($decl)"
+	rc=0
+	clean "$ENVFS_BIN" resolve --specs "$TMP/sel/dup" -b maxtext -a gfx950 >/dev/null \
+		2>"$TMP/err" || rc=$?
+	[ "$rc" -eq 2 ] && grep -q "backend 'maxtext' is also declared by" "$TMP/err" ||
+		fail "a second maxtext declaration ($decl) was not reported (exit $rc): $(cat "$TMP/err")"
+done
+# A backend whose name only starts the same is no second declaration.
+rm -rf "$TMP/sel/dup"
+mkdir -p "$TMP/sel/dup"
+cp "$ENVFS_SPECS"/*.yaml "$TMP/sel/dup/"
+sed 's/^backend: megatron$/backend: maxtext2/' "$ENVFS_SPECS/megatron.yaml" >"$TMP/sel/dup/megatron.yaml"
+run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve --specs "$TMP/sel/dup" -b maxtext -a gfx950
+cmp -s "$TMP/out" "$TMP/good" || fail "backend maxtext2 disturbed the maxtext resolve"
+
 echo "ok: resolve"
