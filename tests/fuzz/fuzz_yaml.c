@@ -9,61 +9,27 @@
 #include "fuzz_common.h"
 #include "yaml_fast.h"
 #include "yaml_tree.h"
+#include "../ytree_diff.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* A finding is an abort, so libFuzzer keeps the input. */
 static void same_or_abort(const struct ynode *a, const struct ynode *b)
 {
-	size_t i;
+	struct strbuf why = STRBUF_INIT;
 
-	if (!a || !b) {
-		if (a != b)
-			abort();
-		return;
-	}
-	if (a->kind != b->kind || a->line != b->line || a->col != b->col ||
-	    !a->tag != !b->tag || (a->tag && strcmp(a->tag, b->tag)))
+	if (ytree_differ(a, b, &why))
 		abort();
-	switch (a->kind) {
-	case YN_SCALAR:
-		if (a->len != b->len || memcmp(a->str, b->str, a->len) ||
-		    a->style != b->style || a->str[a->len] || b->str[b->len])
-			abort();
-		break;
-	case YN_SEQ:
-		if (a->nitems != b->nitems)
-			abort();
-		for (i = 0; i < a->nitems; i++)
-			same_or_abort(a->items[i], b->items[i]);
-		break;
-	case YN_MAP:
-		if (a->npairs != b->npairs)
-			abort();
-		for (i = 0; i < a->npairs; i++) {
-			same_or_abort(a->pairs[i].key, b->pairs[i].key);
-			same_or_abort(a->pairs[i].val, b->pairs[i].val);
-		}
-		break;
-	}
+	sb_release(&why);
 }
 
 static void same_diags_or_abort(const struct diag_list *a, const struct diag_list *b)
 {
-	struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
-	size_t i;
+	struct strbuf why = STRBUF_INIT;
 
-	if (a->n != b->n)
+	if (ydiags_differ(a, b, &why))
 		abort();
-	for (i = 0; i < a->n; i++) {
-		sb_reset(&x);
-		sb_reset(&y);
-		if (diag_format(&a->v[i], &x) < 0 || diag_format(&b->v[i], &y) < 0)
-			abort();
-		if (strcmp(sb_str(&x), sb_str(&y)))
-			abort();
-	}
-	sb_release(&x);
-	sb_release(&y);
+	sb_release(&why);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

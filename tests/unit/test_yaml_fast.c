@@ -19,67 +19,27 @@
 #include "statefile.h"
 #include "yaml_fast.h"
 #include "yaml_tree.h"
+#include "../ytree_diff.h"
 
-static void same_tree(const struct ynode *a, const struct ynode *b,
-		      const char *name)
+/* Fails the test with the first difference between the trees. */
+static void same_tree(const struct ynode *a, const struct ynode *b, const char *name)
 {
-	size_t i;
+	struct strbuf why = STRBUF_INIT;
 
-	if (!a || !b) {
-		if (a != b)
-			fail_msg("%s: one root is NULL", name);
-		return;
-	}
-	if (a->kind != b->kind || a->line != b->line || a->col != b->col)
-		fail_msg("%s: node %u:%u kind %d vs %u:%u kind %d", name, a->line,
-			 a->col, a->kind, b->line, b->col, b->kind);
-	if (!a->tag != !b->tag || (a->tag && strcmp(a->tag, b->tag)))
-		fail_msg("%s: tags differ at %u:%u", name, a->line, a->col);
-	switch (a->kind) {
-	case YN_SCALAR:
-		if (a->len != b->len || memcmp(a->str, b->str, a->len) ||
-		    a->style != b->style || a->str[a->len] || b->str[b->len])
-			fail_msg("%s: scalar at %u:%u: \"%.*s\" (%d) vs \"%.*s\" (%d)",
-				 name, a->line, a->col, (int)a->len, a->str,
-				 a->style, (int)b->len, b->str, b->style);
-		break;
-	case YN_SEQ:
-		if (a->nitems != b->nitems)
-			fail_msg("%s: %zu vs %zu items at %u:%u", name, a->nitems,
-				 b->nitems, a->line, a->col);
-		for (i = 0; i < a->nitems; i++)
-			same_tree(a->items[i], b->items[i], name);
-		break;
-	case YN_MAP:
-		if (a->npairs != b->npairs)
-			fail_msg("%s: %zu vs %zu pairs at %u:%u", name, a->npairs,
-				 b->npairs, a->line, a->col);
-		for (i = 0; i < a->npairs; i++) {
-			same_tree(a->pairs[i].key, b->pairs[i].key, name);
-			same_tree(a->pairs[i].val, b->pairs[i].val, name);
-		}
-		break;
-	}
+	if (ytree_differ(a, b, &why))
+		fail_msg("%s: %s", name, sb_str(&why));
+	sb_release(&why);
 }
 
+/* Fails the test with the first difference between the diagnostics. */
 static void same_diags(const struct diag_list *a, const struct diag_list *b,
 		       const char *name)
 {
-	struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
-	size_t i;
+	struct strbuf why = STRBUF_INIT;
 
-	if (a->n != b->n)
-		fail_msg("%s: %zu vs %zu diagnostics", name, a->n, b->n);
-	for (i = 0; i < a->n; i++) {
-		sb_reset(&x);
-		sb_reset(&y);
-		assert_int_equal(diag_format(&a->v[i], &x), 0);
-		assert_int_equal(diag_format(&b->v[i], &y), 0);
-		if (strcmp(sb_str(&x), sb_str(&y)))
-			fail_msg("%s: \"%s\" vs \"%s\"", name, sb_str(&x), sb_str(&y));
-	}
-	sb_release(&x);
-	sb_release(&y);
+	if (ydiags_differ(a, b, &why))
+		fail_msg("%s: %s", name, sb_str(&why));
+	sb_release(&why);
 }
 
 /* Runs both paths (and the automatic one) over buf; returns true when the
@@ -369,9 +329,41 @@ static void test_yaml_fast__limits_agree(void **state)
 	sb_release(&sb);
 }
 
+/* The comparison itself tells trees apart: a value, a style, a place, a
+ * kind, a child count, a diagnostic. */
+static void test_yaml_fast__the_comparison_sees_differences(void **state)
+{
+	static const char *const pairs[][2] = {
+		{ "a: 1\n", "a: 2\n" }, { "a: 1\n", "a: '1'\n" }, { "a: 1\n", "\na: 1\n" },
+		{ "a: [1]\n", "a: {b: 1}\n" }, { "a: [1, 2]\n", "a: [1]\n" },
+		{ "a: 1\n", "a: !!str 1\n" },
+	};
+	struct diag_list d1 = DIAG_LIST_INIT, d2 = DIAG_LIST_INIT;
+	struct strbuf why = STRBUF_INIT;
+	struct ydoc *x, *y;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		assert_int_equal(ydoc_load_buffer("x", pairs[i][0], strlen(pairs[i][0]), &x, &d1), 0);
+		assert_int_equal(ydoc_load_buffer("y", pairs[i][1], strlen(pairs[i][1]), &y, &d1), 0);
+		assert_false(ytree_differ(x->root, x->root, &why));
+		assert_true(ytree_differ(x->root, y->root, &why));
+		ydoc_free(x);
+		ydoc_free(y);
+	}
+	assert_int_equal(ydoc_load_buffer("x", "a: [\n", 5, &x, &d2), -EINVAL);
+	assert_false(ydiags_differ(&d2, &d2, &why));
+	assert_true(ydiags_differ(&d1, &d2, &why));
+	sb_release(&why);
+	diag_list_release(&d1);
+	diag_list_release(&d2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_yaml_fast__the_comparison_sees_differences),
 		cmocka_unit_test(test_yaml_fast__every_yaml_file_of_the_tree_agrees),
 		cmocka_unit_test(test_yaml_fast__every_shipped_spec_takes_the_fast_path),
 		cmocka_unit_test(test_yaml_fast__the_state_file_takes_the_fast_path),
