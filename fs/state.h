@@ -45,8 +45,11 @@ struct epoch_dir {
 	struct snapshot *snap;                    /* one reference */
 	_Atomic(struct blob *) views[VIEW_COUNT]; /* kept renders, set once */
 	/* -o ro: a large view some reader is going through (reads come
-	 * without a handle, one chunk at a time); dropped at its end.
-	 * Guarded by a lock in epoch_view.c. */
+	 * without a handle, one chunk at a time); dropped when a read
+	 * reaches its end. A reader that stops before the end (head -c)
+	 * leaves it until the epoch goes: at most one render per view and
+	 * directory, as before large views stopped being kept. Guarded by a
+	 * lock in epoch_view.c. */
 	struct blob *reading[VIEW_COUNT];
 	/* meta[k] is valid once meta_ready[k] is set (set once). */
 	struct view_meta meta[VIEW_COUNT];
