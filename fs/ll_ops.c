@@ -84,6 +84,13 @@ static bool is_dir(const struct node *n)
 	       n->kind == NODE_BACKEND || n->kind == NODE_ARCH;
 }
 
+/* What a request that needs a directory answers for node n: -ESTALE for
+ * an inode the tree does not know, -ENOTDIR for a file, else 0. */
+static int need_dir(const struct node *n)
+{
+	return !n ? -ESTALE : !is_dir(n) ? -ENOTDIR : 0;
+}
+
 /* The status bytes of epoch e with the counters: fresh (a getattr or
  * lookup, whose size the kernel will trust) or the ones last sized, which
  * a read without an open must serve so that size and bytes agree. */
@@ -261,14 +268,9 @@ static void envfs_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	counters_inc_ino(OP_LOOKUP, parent == INO_ROOT && !strcmp(name, "status") ?
 			 INO_STATUS : parent);
 	memset(&ep, 0, sizeof(ep));
-	if (!(p = tree_get(fs->tree, parent))) {
-		err = -ESTALE;
+	p = tree_get(fs->tree, parent);
+	if ((err = need_dir(p)) < 0)
 		goto out;
-	}
-	if (!is_dir(p)) {
-		err = -ENOTDIR;
-		goto out;
-	}
 	if (p->kind == NODE_ROOT) {
 		n = tree_find(fs->tree, parent, name, len);
 		err = n ? 0 : -ENOENT;
@@ -523,14 +525,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	enum dent_kind k;
 	int err;
 
-	if (!p) {
-		err = -ESTALE;
+	if ((err = need_dir(p)) < 0)
 		goto out;
-	}
-	if (!is_dir(p)) {
-		err = -ENOTDIR;
-		goto out;
-	}
 	if (off < 0 || (err = resolve_node(e, p, &t)) < 0) {
 		err = off < 0 ? -EINVAL : err;
 		goto out;
@@ -599,15 +595,7 @@ static void envfs_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_in
 		err = -ENOSYS;     /* see envfs_ll_init */
 		goto out;
 	}
-	if (!n) {
-		err = -ESTALE;
-		goto out;
-	}
-	if (!is_dir(n)) {
-		err = -ENOTDIR;
-		goto out;
-	}
-	if ((err = resolve_node(e, n, &t)) < 0)
+	if ((err = need_dir(n)) < 0 || (err = resolve_node(e, n, &t)) < 0)
 		goto out;
 	/* The listing is this epoch's; the kernel may keep what it cached of
 	 * it across opens, since a reload that changes it invalidates the
