@@ -62,7 +62,7 @@ static void change_undo(struct override_set *ov, const char *backend,
 static int render_diagnostics(const struct world *w, struct epoch *e, struct strbuf *out)
 {
 	struct diag_list all = DIAG_LIST_INIT;
-	size_t k, j, d;
+	size_t k, j;
 	int err;
 
 	if ((err = diag_extend(&all, &w->diags)) < 0)
@@ -77,11 +77,8 @@ static int render_diagnostics(const struct world *w, struct epoch *e, struct str
 		for (j = 0; j < na && err == 0; j++) {
 			struct epoch_dir *ed = epoch_find_dir(e, s->backend, arches[j]);
 
-			for (d = w->diags.n; ed && d < ed->snap->diags.n && err == 0; d++) {
-				struct diag_list one = { &ed->snap->diags.v[d], 1, 1 };
-
-				err = diag_extend(&all, &one);
-			}
+			if (ed)
+				err = diag_extend_from(&all, &ed->snap->diags, w->diags.n);
 		}
 		free(arches);
 		if (err < 0)

@@ -67,10 +67,15 @@ out:
 
 int diag_extend(struct diag_list *dst, const struct diag_list *src)
 {
+	return diag_extend_from(dst, src, 0);
+}
+
+int diag_extend_from(struct diag_list *dst, const struct diag_list *src, size_t first)
+{
 	size_t i;
 	int err;
 
-	for (i = 0; i < src->n; i++) {
+	for (i = first; i < src->n; i++) {
 		const struct diag *d = &src->v[i];
 		char *msg = xstrdup(d->msg);
 

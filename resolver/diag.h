@@ -34,6 +34,9 @@ int diag_vadd(struct diag_list *l, enum diag_sev sev, const char *file,
 	      unsigned line, unsigned col, const char *fmt, va_list ap);
 /* Appends copies of every diagnostic of src. */
 int diag_extend(struct diag_list *dst, const struct diag_list *src);
+/* The same from src's diagnostic number first on (a snapshot's own, past
+ * the load-time ones it starts with). */
+int diag_extend_from(struct diag_list *dst, const struct diag_list *src, size_t first);
 /* Appends "file:line:col: severity: message" (no newline). */
 int diag_format(const struct diag *d, struct strbuf *out);
 /* Highest severity present, or -1 when the list is empty. */

@@ -1322,7 +1322,6 @@ int resolve_all(const struct world *w, const struct override_set *ov,
 			goto out;
 		for (j = 0; j < na; j++) {
 			struct snapshot *snap = NULL;
-			size_t d;
 
 			if (res->ndirs == cap) {
 				struct snapshot **p = realloc(res->dirs,
@@ -1337,13 +1336,7 @@ int resolve_all(const struct world *w, const struct override_set *ov,
 				break;
 			res->dirs[res->ndirs++] = snap;
 			/* Directory diagnostics beyond the load-time ones. */
-			for (d = w->diags.n; d < snap->diags.n; d++) {
-				struct diag_list one = { &snap->diags.v[d], 1, 1 };
-
-				if ((err = diag_extend(&res->diags, &one)) < 0)
-					break;
-			}
-			if (err < 0)
+			if ((err = diag_extend_from(&res->diags, &snap->diags, w->diags.n)) < 0)
 				break;
 		}
 		free(arches);
