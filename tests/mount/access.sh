@@ -42,32 +42,6 @@ state="$TMP/run.state.yaml"
 IN=(--specs "$ENVFS_SPECS" --config "$cfg" --inherit "$TMP/image.env" --env "HF_TOKEN=$S_CLI")
 dir="$MNT/env/maxtext/gfx950"
 
-# as_other PYTHON_EXPR: py_errno as uid/gid 65534 with no groups; prints
-# ok (or the expression's string value) or the errno name.
-as_other() {
-	setpriv --reuid 65534 --regid 65534 --clear-groups "$PYTHON" - "$1" <<'PY'
-import errno, os, sys
-def put(path, text, mode="w"):
-    with open(path, mode) as f:
-        f.write(text)
-try:
-    r = eval(sys.argv[1])
-    print(r if isinstance(r, str) else "ok")
-except OSError as e:
-    print(errno.errorcode.get(e.errno, str(e.errno)))
-PY
-}
-# expect_other WANT... -- PYTHON_EXPR: the result must be one of WANT.
-expect_other() {
-	local want=() got w
-	while [ "$1" != -- ]; do want+=("$1"); shift; done
-	got=$(as_other "$2")
-	for w in "${want[@]}"; do
-		[ "$got" = "$w" ] && return 0
-	done
-	fail "as uid 65534: $2: $got, want ${want[*]}"
-}
-
 # no_secret WHAT FILE...: fails when any FILE holds any secret.
 no_secret() {
 	local what=$1 s

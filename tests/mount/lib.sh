@@ -160,21 +160,46 @@ wait_for_value() {
 # take a tenth of a second per call.
 if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
 
-# py_errno PYTHON_EXPR: evaluates the expression (os is imported) and
-# prints ok, or the errno name of the OSError it raised (EACCES, ...).
-# put(PATH, TEXT[, MODE]) writes and closes, so errors of close() count.
+# py_errno PYTHON_EXPR [PREFIX...]: evaluates the expression in Python
+# (under PREFIX, e.g. as_nobody, when given), with put(PATH, TEXT[, MODE])
+# at hand, which writes and closes, so errors of close() count. Prints the
+# expression's value when it is a string, else ok, or the errno name it
+# failed with.
 py_errno() {
-	"$PYTHON" - "$1" <<'PY'
+	local expr=$1
+	shift
+	"$@" "$PYTHON" - "$expr" <<'PY'
 import errno, os, sys
 def put(path, text, mode="w"):
     with open(path, mode) as f:
         f.write(text)
 try:
-    eval(sys.argv[1])
-    print("ok")
+    r = eval(sys.argv[1])
+    print(r if isinstance(r, str) else "ok")
 except OSError as e:
     print(errno.errorcode.get(e.errno, str(e.errno)))
 PY
+}
+
+# as_nobody CMD...: CMD as uid/gid 65534 with no supplementary groups.
+as_nobody() {
+	setpriv --reuid 65534 --regid 65534 --clear-groups "$@"
+}
+
+# as_other PYTHON_EXPR: py_errno as uid/gid 65534.
+as_other() {
+	py_errno "$1" as_nobody
+}
+
+# expect_other WANT... -- PYTHON_EXPR: as_other must print one of WANT.
+expect_other() {
+	local want=() got w
+	while [ "$1" != -- ]; do want+=("$1"); shift; done
+	got=$(as_other "$2")
+	for w in "${want[@]}"; do
+		[ "$got" = "$w" ] && return 0
+	done
+	fail "as uid 65534: $2: $got, want ${want[*]}"
 }
 
 # expect_errno WANT PYTHON_EXPR: fails unless py_errno prints WANT.

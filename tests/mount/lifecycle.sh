@@ -157,7 +157,6 @@ opts=$(awk -v m="$MNT" '$2 == m { print $4 }' /proc/mounts)
 [[ ",$opts," == *,allow_other,* && ",$opts," == *,default_permissions,* ]] ||
 	fail "-o allow_other: mount options $opts"
 if command -v setpriv >/dev/null && [ "$(id -u)" -eq 0 ]; then
-	as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 	chmod 755 "$TMP"   # mktemp made it 0700: let the other user reach $MNT
 	[ "$(as_nobody cat "$MNT/env/maxtext/gfx950/NNODES")" = 1 ] || fail "nobody cannot read NNODES"
 	! as_nobody cat "$MNT/env/maxtext/gfx950/HF_TOKEN" 2>/dev/null || fail "nobody read the secret"
