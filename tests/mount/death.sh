@@ -49,10 +49,7 @@ open(flag, "w").close()
 time.sleep(10)
 PY
 	holder=$!
-	for _ in $(seq 1 250); do
-		[ -e "$TMP/held" ] && break
-		sleep 0.02
-	done
+	wait_for_file "$TMP/held" "SIG$sig: the holder did not open its files"
 	start=$(now_ms)
 	kill -"$sig" "$PID"
 	rc=0

@@ -156,6 +156,17 @@ wait_for_value() {
 	done
 }
 
+# wait_for_file PATH WHAT: waits up to 5 s for PATH to exist (a helper
+# process's "ready" flag); fails naming WHAT otherwise.
+wait_for_file() {
+	local _
+	for _ in $(seq 1 250); do
+		[ -e "$1" ] && return 0
+		sleep 0.02
+	done
+	fail "$2"
+}
+
 # The system python starts in milliseconds; a version manager's shim can
 # take a tenth of a second per call.
 if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi

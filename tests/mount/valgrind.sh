@@ -62,11 +62,7 @@ open(flag, "w").close()
 time.sleep(30)
 PY
 holder=$!
-for _ in $(seq 1 250); do
-	[ -e "$TMP/held" ] && break
-	sleep 0.02
-done
-[ -e "$TMP/held" ] || fail "the holder did not open its files"
+wait_for_file "$TMP/held" "the holder did not open its files"
 
 kill -TERM "$PID"
 rc=0
