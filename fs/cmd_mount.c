@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "daemonize.h"
 #include "loop.h"
 #include "envfs.h"
 #include "ll_ops.h"
@@ -130,11 +131,13 @@ int cmd_mount(int argc, char **argv)
 		goto out;
 	mounted = true;
 	fs.se = se;
-	/* fuse_daemonize moves to /, but inputs named relative to where we
+	/* Daemonizing moves to /, but inputs named relative to where we
 	 * started are reloaded and shown as given, so come back. */
 	cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fuse_daemonize(mo.foreground) != 0)
+	if ((res = envfs_daemonize(mo.foreground)) < 0) {
+		fprintf(stderr, "primus-envfs: cannot daemonize: %s\n", strerror(-res));
 		goto out;
+	}
 	if (cwd >= 0 && fchdir(cwd) < 0)
 		fprintf(stderr, "primus-envfs: cannot return to the start directory: %s\n",
 			strerror(errno));

@@ -13,7 +13,9 @@ if grep -q __asan_init "$ENVFS_BIN" 2>/dev/null; then
 	exit 77
 fi
 
-REAL_BIN=$ENVFS_BIN
+# The executable of the same objects linked against the shared C library:
+# valgrind cannot replace malloc in a static one (fs/meson.build).
+REAL_BIN=${ENVFS_MEMCHECK_BIN:-$ENVFS_BIN}
 LOG="$TMP/valgrind.log"
 cat >"$TMP/vg-envfs" <<SH
 #!/bin/sh
