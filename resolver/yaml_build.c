@@ -188,7 +188,7 @@ int yb_scalar(struct ybuilder *b, unsigned line, unsigned col,
 		return err;
 	if ((err = node_new(b, YN_SCALAR, line, col, tag, &n)) < 0)
 		return err;
-	if (!(n->str = arena_strndup(b->doc->arena, s, len)))
+	if (!(n->str = arena_strndup(b->doc->text, s, len)))
 		return -ENOMEM;
 	n->len = len;
 	n->style = style;

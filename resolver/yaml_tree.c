@@ -57,7 +57,16 @@ void ydoc_free(struct ydoc *doc)
 	if (!doc)
 		return;
 	arena_free(doc->arena);
+	arena_free(doc->text);
 	free(doc);
+}
+
+struct arena *ydoc_take_text(struct ydoc *doc)
+{
+	struct arena *text = doc->text;
+
+	doc->text = NULL;
+	return text;
 }
 
 /* A doc with an empty tree; caller-owned, ydoc_free(). */
@@ -68,7 +77,7 @@ static int doc_new(const char *name, struct ydoc **out)
 
 	if (!doc)
 		return -ENOMEM;
-	if (!(doc->arena = arena_new()))
+	if (!(doc->arena = arena_new()) || !(doc->text = arena_new()))
 		goto out;
 	if (!(doc->file = arena_strdup(doc->arena, name ? name : "<buffer>")))
 		goto out;
