@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "strbuf.h"
@@ -50,8 +51,22 @@ static bool cp_plain_ok(unsigned cp)
 	       (cp >= 0x10000 && cp <= 0x10ffff);
 }
 
+/* True when the 8 bytes at s are all printable ASCII (0x20-0x7e), so no
+ * byte of them needs a look of its own: none has the high bit, none is
+ * below 0x20 (the borrow test of "Bit Twiddling Hacks", exact for "any"),
+ * and none is DEL (the only byte that +1 takes to the high bit). */
+static bool word_printable(const unsigned char *s)
+{
+	const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+	uint64_t x;
+
+	memcpy(&x, s, sizeof(x));
+	return ((x | (x + ones) | ((x - 0x20 * ones) & ~x)) & high) == 0;
+}
+
 /* Whole-buffer check first: libyaml's reader decodes ahead in chunks, so a
- * bad byte far after a limit error can still be what it reports. */
+ * bad byte far after a limit error can still be what it reports. Most
+ * bytes are printable ASCII inside a line, taken eight at a time. */
 static int check_bytes(const char *buf, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)buf;
@@ -60,8 +75,15 @@ static int check_bytes(const char *buf, size_t len)
 	unsigned cp;
 
 	while (i < len) {
-		unsigned char c = s[i];
+		unsigned char c;
 
+		/* Only a line's first byte can start a marker. */
+		if (!bol)
+			while (len - i >= 8 && word_printable(s + i))
+				i += 8;
+		if (i == len)
+			break;
+		c = s[i];
 		/* Directives and document markers change what "the first
 		 * document" is. */
 		if (bol && (c == '%' || (len - i >= 3 &&
