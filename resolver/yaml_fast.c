@@ -217,23 +217,26 @@ enum {
 	C_NOAFTERDASH = 2, /* after a leading '-', leaves the reading in doubt */
 	C_FLOWSTOP = 4,   /* in a flow plain scalar: give up */
 	C_KEYSTOP = 8,    /* in a flow plain key: give up */
+	C_PLAINSTOP = 16, /* may end a block plain scalar: a look of its own */
+	C_QUOTESTOP = 32, /* may end or escape inside a quoted scalar */
 };
 
 static const unsigned char cls[256] = {
 	['?'] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP | C_KEYSTOP,
-	[':'] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP,
+	[':'] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP | C_PLAINSTOP,
 	[','] = C_NOSTART | C_NOAFTERDASH | C_KEYSTOP,
 	['['] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP | C_KEYSTOP,
 	[']'] = C_NOSTART | C_NOAFTERDASH | C_KEYSTOP,
 	['{'] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP | C_KEYSTOP,
 	['}'] = C_NOSTART | C_NOAFTERDASH | C_KEYSTOP,
-	['#'] = C_NOSTART | C_NOAFTERDASH,
+	['#'] = C_NOSTART | C_NOAFTERDASH | C_PLAINSTOP,
 	['&'] = C_NOSTART, ['*'] = C_NOSTART, ['!'] = C_NOSTART,
-	['|'] = C_NOSTART, ['>'] = C_NOSTART, ['\''] = C_NOSTART,
-	['"'] = C_NOSTART, ['%'] = C_NOSTART, ['@'] = C_NOSTART,
-	['`'] = C_NOSTART,
+	['|'] = C_NOSTART, ['>'] = C_NOSTART, ['\''] = C_NOSTART | C_QUOTESTOP,
+	['"'] = C_NOSTART | C_QUOTESTOP, ['%'] = C_NOSTART, ['@'] = C_NOSTART,
+	['`'] = C_NOSTART, ['\\'] = C_QUOTESTOP,
 	[' '] = C_NOSTART | C_NOAFTERDASH,
-	['\n'] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP | C_KEYSTOP,
+	['\n'] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP | C_KEYSTOP | C_PLAINSTOP |
+		C_QUOTESTOP,
 };
 
 static bool is(char c, unsigned mask)
@@ -263,20 +266,26 @@ static int emit(struct fp *f, const char *q, const char *s, size_t len,
 static const char *plain_block_end(const struct fp *f, const char *q,
 				   const char **colon)
 {
-	const char *last = q;
+	const char *start = q;
 
 	*colon = NULL;
-	for (; q < f->end && *q != '\n'; q++) {
+	for (;; q++) {
+		/* Only a break, ':' or '#' can end it: skip the rest. */
+		while (q < f->end && !is(*q, C_PLAINSTOP))
+			q++;
+		if (q == f->end || *q == '\n')
+			break;
 		if (*q == ':' && blankz(f, q + 1)) {
 			*colon = q;
 			break;
 		}
 		if (*q == '#' && q[-1] == ' ')
 			break;
-		if (*q != ' ')
-			last = q + 1;
 	}
-	return last;
+	/* The end is after the last non-space byte before q. */
+	while (q > start && q[-1] == ' ')
+		q--;
+	return q;
 }
 
 static int hexval(const char *q, int n, unsigned *out)
@@ -377,6 +386,9 @@ static int quoted(struct fp *f, const char **s, size_t *len)
 
 	sb_reset(&f->sc);
 	for (;;) {
+		/* Only quotes, a backslash and a break need a look. */
+		while (q < f->end && !is(*q, C_QUOTESTOP))
+			q++;
 		if (q == f->end || *q == '\n')
 			return UNSUP;     /* multi-line: folding rules */
 		if (*q == quote && quote == '"')
