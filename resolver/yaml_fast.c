@@ -37,6 +37,10 @@ struct fp {
 	int ind;                  /* indent of the content line at p, -1 at end */
 	unsigned depth;
 	struct strbuf sc;         /* unescaped double-quoted scalar */
+	/* key_line's last answer, for the line at key_at: a mapping's first
+	 * key is asked about by the sequence entry, the collection and the
+	 * mapping in turn, and block_map wants the plain key's end. */
+	const char *key_at, *key_colon, *key_last;
 };
 
 /* ---- bytes the reader would refuse or treat specially ------------------ */
@@ -601,7 +605,7 @@ static int inline_node(struct fp *f)
 }
 
 /* Is the line at p a `key:` line? *colon gets the ':' when it is. */
-static bool key_line(struct fp *f, const char **colon)
+static bool key_line_scan(struct fp *f, const char **colon)
 {
 	const char *q = f->p;
 
@@ -629,7 +633,19 @@ static bool key_line(struct fp *f, const char **colon)
 	}
 	if (!plain_start_ok(f, q))
 		return false;
-	plain_block_end(f, q, colon);
+	f->key_last = plain_block_end(f, q, colon);
+	return *colon != NULL;
+}
+
+/* key_line_scan, once per line: the answer depends on p alone. */
+static bool key_line(struct fp *f, const char **colon)
+{
+	if (f->key_at != f->p) {
+		f->key_last = NULL;
+		key_line_scan(f, &f->key_colon);
+		f->key_at = f->p;
+	}
+	*colon = f->key_colon;
 	return *colon != NULL;
 }
 
@@ -666,9 +682,8 @@ static int block_map(struct fp *f, unsigned c)
 			if ((err = quoted_node(f)) != 0)
 				return err;
 		} else {
-			const char *dummy, *last = plain_block_end(f, start, &dummy);
-
-			if ((err = emit(f, start, start, (size_t)(last - start),
+			/* key_line found the plain key's end. */
+			if ((err = emit(f, start, start, (size_t)(f->key_last - start),
 					YS_PLAIN)) != 0)
 				return err;
 		}
