@@ -180,7 +180,7 @@ int yb_scalar(struct ybuilder *b, unsigned line, unsigned col,
 
 	if (b->failed)
 		return 0;
-	if (memchr(s, '\0', len))
+	if (!b->nul_free && memchr(s, '\0', len))
 		return limit_error(b, line, col, "NUL byte in a scalar (from a "
 				   "\\0 escape)");
 	if ((err = count_nodes(b, line, col, 1)) < 0 || b->failed || b->dry)

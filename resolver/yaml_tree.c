@@ -230,13 +230,14 @@ static int load_fast(struct ydoc *doc, const char *buf, size_t len,
 
 	yb_init(&b, doc, diags, true);
 	if (len >= FAST_COUNT_FIRST) {
-		b.dry = true;
+		b.dry = b.nul_free = true;
 		err = yfast_parse(&b, buf, len);
 		if (err || b.failed)
 			goto out;
 		yb_release(&b);
 		yb_init(&b, doc, diags, true);
 	}
+	b.nul_free = true;
 	err = yfast_parse(&b, buf, len);
 out:
 	if (err == 0)
