@@ -48,13 +48,21 @@ static const char *const VAR_KEYS[] = { "name", "value", "kind", "flags", "appen
 static const char *const FLAG_KEYS[] = { "flag", "when", "note", NULL };
 static const char *const RETIRED_KEYS[] = { "name", "replaced_by", "note", NULL };
 static const char *const RULE_KEYS[] = { "when", "severity", "message", NULL };
-static const char *const CATALOG_KEYS[] = { "name", "default", "description", "where_used",
-	"where_set", "type", "min", "max", "values", "invalid", NULL };
+enum { CK_NAME, CK_DEFAULT, CK_DESCRIPTION, CK_WHERE_USED, CK_WHERE_SET, CK_TYPE, CK_MIN,
+	CK_MAX, CK_VALUES, CK_INVALID };
+static const char *const CATALOG_KEYS[] = { [CK_NAME] = "name", [CK_DEFAULT] = "default",
+	[CK_DESCRIPTION] = "description", [CK_WHERE_USED] = "where_used",
+	[CK_WHERE_SET] = "where_set", [CK_TYPE] = "type", [CK_MIN] = "min", [CK_MAX] = "max",
+	[CK_VALUES] = "values", [CK_INVALID] = "invalid", NULL };
 
-/* False (with an error) when key is a known key already seen in this
- * mapping; unknown keys are left to the caller's own error. */
-static bool first_time(struct sctx *c, const struct ynode *key, const char *const *known,
-		       struct seen *seen)
+enum { KEY_UNKNOWN = -1, KEY_REPEATED = -2 };
+
+/* The index of key in known when it is a known key seen for the first
+ * time in this mapping, KEY_REPEATED (with an error) when it was seen
+ * before, or KEY_UNKNOWN, left to the caller's own error. A caller may
+ * switch on the index instead of comparing key again. */
+static int key_index(struct sctx *c, const struct ynode *key, const char *const *known,
+		     struct seen *seen)
 {
 	unsigned i;
 
@@ -64,13 +72,21 @@ static bool first_time(struct sctx *c, const struct ynode *key, const char *cons
 		if (seen->mask & (1u << i)) {
 			bad(c, key, "'%s' is given twice in this mapping (first at line %u); "
 			    "the second is ignored", known[i], seen->line[i]);
-			return false;
+			return KEY_REPEATED;
 		}
 		seen->mask |= 1u << i;
 		seen->line[i] = key->line;
-		return true;
+		return (int)i;
 	}
-	return true;
+	return KEY_UNKNOWN;
+}
+
+/* False (with an error) when key is a known key already seen in this
+ * mapping; unknown keys are left to the caller's own error. */
+static bool first_time(struct sctx *c, const struct ynode *key, const char *const *known,
+		       struct seen *seen)
+{
+	return key_index(c, key, known, seen) != KEY_REPEATED;
 }
 
 /* A scalar's text, borrowed from the document's text arena, which the
@@ -726,22 +742,24 @@ static void take_catalog_entry(struct sctx *c, const struct ynode *n, struct cat
 	}
 	for (k = 0; k < n->npairs; k++) {
 		const struct ynode *key = n->pairs[k].key, *val = n->pairs[k].val;
+		/* One lookup per key: the index says which it is. */
+		int which = key_index(c, key, CATALOG_KEYS, &seen);
 
-		if (!first_time(c, key, CATALOG_KEYS, &seen))
+		if (which == KEY_REPEATED)
 			continue;
 		if (key->kind != YN_SCALAR)
 			bad(c, key, "keys must be strings");
-		else if (yscalar_is(key, "name"))
+		else if (which == CK_NAME)
 			e->name = take_str(c, val, "name");
-		else if (yscalar_is(key, "default"))
+		else if (which == CK_DEFAULT)
 			e->def = take_str(c, val, "default");
-		else if (yscalar_is(key, "description"))
+		else if (which == CK_DESCRIPTION)
 			e->description = take_str(c, val, "description");
-		else if (yscalar_is(key, "where_used"))
+		else if (which == CK_WHERE_USED)
 			e->where_used = take_str(c, val, "where_used");
-		else if (yscalar_is(key, "where_set"))
+		else if (which == CK_WHERE_SET)
 			e->where_set = take_str(c, val, "where_set");
-		else if (!take_type_key(c, key, val, &e->type))
+		else if (which == KEY_UNKNOWN || !take_type_key(c, key, val, &e->type))
 			bad(c, key, "unknown field '%s' in a catalog entry (known: name, type, "
 			    "min, max, values, invalid, default, description, where_set, "
 			    "where_used)", key->str);
