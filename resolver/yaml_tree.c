@@ -29,15 +29,6 @@ const char *ynode_kind_name(enum ynode_kind k)
 	return "?";
 }
 
-bool yscalar_is(const struct ynode *n, const char *s)
-{
-	/* A scalar's text is NUL-terminated with no NUL inside, so strcmp
-	 * is exact; it spares a strlen of s on every call, and the first
-	 * byte settles most of the many misses of a key lookup. */
-	return n && n->kind == YN_SCALAR && n->str[0] == s[0] &&
-	       strcmp(n->str, s) == 0;
-}
-
 struct ynode *ymap_get(const struct ynode *map, const char *key)
 {
 	struct ynode *found = NULL;

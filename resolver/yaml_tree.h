@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "diag.h"
 
@@ -92,8 +93,15 @@ int yfile_read(const char *path, char **buf, size_t *len);
 
 /* Last value for a scalar key in a mapping, or NULL. Borrowed. */
 struct ynode *ymap_get(const struct ynode *map, const char *key);
-/* True when n is a scalar equal to s. */
-bool yscalar_is(const struct ynode *n, const char *s);
+/* True when n is a scalar equal to s. Inline: schema readers call it for
+ * every known key against every key, and the first byte settles most of
+ * those misses without a call. A scalar's text is NUL-terminated with no
+ * NUL inside, so strcmp is exact. */
+static inline bool yscalar_is(const struct ynode *n, const char *s)
+{
+	return n && n->kind == YN_SCALAR && n->str[0] == s[0] &&
+	       strcmp(n->str, s) == 0;
+}
 const char *ynode_kind_name(enum ynode_kind k);
 
 #endif
