@@ -23,43 +23,67 @@ struct arena *arena_new(void)
 	return calloc(1, sizeof(struct arena));
 }
 
-/* Zeroed memory aligned to align (a power of two). */
-static void *alloc_aligned(struct arena *a, size_t size, size_t align)
+/* size bytes from a new chunk, which becomes the current one unless it
+ * is an oversized block. */
+static void *alloc_chunk(struct arena *a, size_t size)
+{
+	size_t cap = size > ARENA_CHUNK ? size : ARENA_CHUNK;
+	struct chunk *c = malloc(sizeof(*c) + cap);
+
+	if (!c)
+		return NULL;
+	c->cap = cap;
+	c->used = size;
+	/* An oversized block goes behind the current chunk so the current
+	 * one keeps filling. */
+	if (a->head && size > ARENA_CHUNK) {
+		c->next = a->head->next;
+		a->head->next = c;
+	} else {
+		c->next = a->head;
+		a->head = c;
+	}
+	a->bytes += sizeof(*c) + cap;
+	return c->data;
+}
+
+/* Uninitialised memory aligned to align (a power of two). The common case,
+ * room in the current chunk, is a few instructions and no call. */
+static void *alloc_raw(struct arena *a, size_t size, size_t align)
 {
 	struct chunk *c = a->head;
 	size_t off;
 
 	if (size > (size_t)-1 / 2)
 		return NULL;
-	off = c ? (c->used + align - 1) & ~(align - 1) : 0;
-	if (!c || off + size > c->cap) {
-		size_t cap = size > ARENA_CHUNK ? size : ARENA_CHUNK;
-
-		c = malloc(sizeof(*c) + cap);
-		if (!c)
-			return NULL;
-		c->cap = cap;
-		c->used = 0;
-		off = 0;
-		/* An oversized block goes behind the current chunk so the
-		 * current one keeps filling. */
-		if (a->head && size > ARENA_CHUNK) {
-			c->next = a->head->next;
-			a->head->next = c;
-		} else {
-			c->next = a->head;
-			a->head = c;
+	if (c) {
+		off = (c->used + align - 1) & ~(align - 1);
+		if (off <= c->cap && size <= c->cap - off) {
+			c->used = off + size;
+			return c->data + off;
 		}
-		a->bytes += sizeof(*c) + cap;
 	}
-	c->used = off + size;
-	memset(c->data + off, 0, size);
-	return c->data + off;
+	return alloc_chunk(a, size);
+}
+
+/* Zeroed memory aligned to align (a power of two). */
+static void *alloc_aligned(struct arena *a, size_t size, size_t align)
+{
+	void *p = alloc_raw(a, size, align);
+
+	if (p)
+		memset(p, 0, size);
+	return p;
 }
 
 void *arena_alloc(struct arena *a, size_t size)
 {
 	return alloc_aligned(a, size, alignof(max_align_t));
+}
+
+void *arena_alloc_uninit(struct arena *a, size_t size)
+{
+	return alloc_raw(a, size, alignof(max_align_t));
 }
 
 char *arena_alloc_text(struct arena *a, size_t size)
@@ -72,7 +96,7 @@ char *arena_strndup(struct arena *a, const char *s, size_t n)
 	/* Strings need no alignment: at max_align_t a snapshot's many short
 	 * strings (names, values, sources) wasted 7.5 bytes each on average,
 	 * about a quarter of the arena at 10,000 variables. */
-	char *p = arena_alloc_text(a, n + 1);
+	char *p = alloc_raw(a, n + 1, 1);   /* every byte is written below */
 
 	if (!p)
 		return NULL;

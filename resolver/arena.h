@@ -10,6 +10,8 @@ struct arena;
 struct arena *arena_new(void);
 /* Zeroed, max-aligned memory owned by a; NULL on out of memory. */
 void *arena_alloc(struct arena *a, size_t size);
+/* The same, not zeroed: for a caller that writes every byte anyway. */
+void *arena_alloc_uninit(struct arena *a, size_t size);
 /* Zeroed, unaligned bytes owned by a, for text; NULL on out of memory. */
 char *arena_alloc_text(struct arena *a, size_t size);
 /* NUL-terminated copy of n bytes owned by a; NULL on out of memory. */

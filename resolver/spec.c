@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "expr.h"
 #include "inherit.h"
 #include "yaml_tree.h"
@@ -47,13 +48,21 @@ static const char *const VAR_KEYS[] = { "name", "value", "kind", "flags", "appen
 static const char *const FLAG_KEYS[] = { "flag", "when", "note", NULL };
 static const char *const RETIRED_KEYS[] = { "name", "replaced_by", "note", NULL };
 static const char *const RULE_KEYS[] = { "when", "severity", "message", NULL };
-static const char *const CATALOG_KEYS[] = { "name", "default", "description", "where_used",
-	"where_set", "type", "min", "max", "values", "invalid", NULL };
+enum { CK_NAME, CK_DEFAULT, CK_DESCRIPTION, CK_WHERE_USED, CK_WHERE_SET, CK_TYPE, CK_MIN,
+	CK_MAX, CK_VALUES, CK_INVALID };
+static const char *const CATALOG_KEYS[] = { [CK_NAME] = "name", [CK_DEFAULT] = "default",
+	[CK_DESCRIPTION] = "description", [CK_WHERE_USED] = "where_used",
+	[CK_WHERE_SET] = "where_set", [CK_TYPE] = "type", [CK_MIN] = "min", [CK_MAX] = "max",
+	[CK_VALUES] = "values", [CK_INVALID] = "invalid", NULL };
 
-/* False (with an error) when key is a known key already seen in this
- * mapping; unknown keys are left to the caller's own error. */
-static bool first_time(struct sctx *c, const struct ynode *key, const char *const *known,
-		       struct seen *seen)
+enum { KEY_UNKNOWN = -1, KEY_REPEATED = -2 };
+
+/* The index of key in known when it is a known key seen for the first
+ * time in this mapping, KEY_REPEATED (with an error) when it was seen
+ * before, or KEY_UNKNOWN, left to the caller's own error. A caller may
+ * switch on the index instead of comparing key again. */
+static int key_index(struct sctx *c, const struct ynode *key, const char *const *known,
+		     struct seen *seen)
 {
 	unsigned i;
 
@@ -63,27 +72,33 @@ static bool first_time(struct sctx *c, const struct ynode *key, const char *cons
 		if (seen->mask & (1u << i)) {
 			bad(c, key, "'%s' is given twice in this mapping (first at line %u); "
 			    "the second is ignored", known[i], seen->line[i]);
-			return false;
+			return KEY_REPEATED;
 		}
 		seen->mask |= 1u << i;
 		seen->line[i] = key->line;
-		return true;
+		return (int)i;
 	}
-	return true;
+	return KEY_UNKNOWN;
 }
 
-/* A scalar's text as a new string; NULL (with an error) when n is not a scalar. */
+/* False (with an error) when key is a known key already seen in this
+ * mapping; unknown keys are left to the caller's own error. */
+static bool first_time(struct sctx *c, const struct ynode *key, const char *const *known,
+		       struct seen *seen)
+{
+	return key_index(c, key, known, seen) != KEY_REPEATED;
+}
+
+/* A scalar's text, borrowed from the document's text arena, which the
+ * spec or catalog takes over; NULL (with an error) when n is not a scalar.
+ * Copying each string cost a malloc and a free per field. */
 static char *take_str(struct sctx *c, const struct ynode *n, const char *key)
 {
-	char *s;
-
 	if (!n || n->kind != YN_SCALAR) {
 		bad(c, n, "%s must be a string", key);
 		return NULL;
 	}
-	if (!(s = xstrndup(n->str, n->len)))
-		c->errors++;
-	return s;
+	return n->str;
 }
 
 static int take_bool(struct sctx *c, const struct ynode *n, const char *key, bool *out)
@@ -123,8 +138,6 @@ static int take_list(struct sctx *c, const struct ynode *n, const char *key,
 		const struct ynode *it = n->kind == YN_SEQ ? n->items[k] : n;
 
 		if (!(v[k] = take_str(c, it, key))) {
-			while (k--)
-				free(v[k]);
 			free(v);
 			return -EINVAL;
 		}
@@ -132,15 +145,6 @@ static int take_list(struct sctx *c, const struct ynode *n, const char *key,
 	*out = v;
 	*nout = cnt;
 	return 0;
-}
-
-static void free_list(char **v, size_t n)
-{
-	size_t k;
-
-	for (k = 0; k < n; k++)
-		free(v[k]);
-	free(v);
 }
 
 static int check_cond(struct sctx *c, const struct ynode *n, const char *src)
@@ -232,7 +236,7 @@ static void check_type(struct sctx *c, const struct ynode *at, const char *name,
 
 static void free_type(struct vtype_def *t)
 {
-	free_list(t->values, t->nvalues);
+	free(t->values);
 }
 
 static int take_scope(struct sctx *c, const struct ynode *n, unsigned *out)
@@ -253,7 +257,7 @@ static int take_scope(struct sctx *c, const struct ynode *n, unsigned *out)
 		else
 			bad(c, n, "scope '%s' is not runtime, build or test", v[k]);
 	}
-	free_list(v, nv);
+	free(v);
 	return 0;
 }
 
@@ -300,8 +304,6 @@ static int take_flags(struct sctx *c, const struct ynode *n, struct spec_var *va
 			bad(c, it, "a flag must be a string or a mapping");
 		}
 		if (!f->text) {
-			free(f->when);
-			free(f->note);
 			memset(f, 0, sizeof(*f));
 			continue;
 		}
@@ -325,37 +327,19 @@ static int take_pins(struct sctx *c, const struct ynode *n, struct spec_var *var
 
 		p->arch = take_str(c, n->pairs[k].key, "pin arch");
 		p->value = take_str(c, n->pairs[k].val, "pin value");
-		if (!p->arch || !p->value) {
-			free(p->arch);
-			free(p->value);
+		if (!p->arch || !p->value)
 			continue;
-		}
 		var->npins++;
 	}
 	return 0;
 }
 
+/* The strings are the spec's text arena's; only the arrays are v's. */
 static void var_release(struct spec_var *v)
 {
-	size_t k;
-
-	free(v->name);
-	free(v->value);
-	for (k = 0; k < v->nflags; k++) {
-		free(v->flags[k].text);
-		free(v->flags[k].when);
-		free(v->flags[k].note);
-	}
 	free(v->flags);
-	free(v->append_from);
-	free_list(v->arch, v->narch);
-	free(v->when);
-	free(v->note);
+	free(v->arch);
 	free_type(&v->type);
-	for (k = 0; k < v->npins; k++) {
-		free(v->pins[k].arch);
-		free(v->pins[k].value);
-	}
 	free(v->pins);
 }
 
@@ -477,8 +461,6 @@ static void take_retired(struct sctx *c, const struct ynode *n, struct spec *s)
 			bad(c, it, "a retired entry must be a name or a mapping");
 		}
 		if (!r->name) {
-			free(r->replaced_by);
-			free(r->note);
 			memset(r, 0, sizeof(*r));
 			continue;
 		}
@@ -527,8 +509,6 @@ static void take_rules(struct sctx *c, const struct ynode *n, struct spec *s)
 		}
 		if (!r->when || !r->message) {
 			bad(c, it, "a rule needs when: and message:");
-			free(r->when);
-			free(r->message);
 			memset(r, 0, sizeof(*r));
 			continue;
 		}
@@ -685,6 +665,7 @@ static int spec_from_loaded(const char *path, const char *display, struct ydoc *
 	if (!(s = calloc(1, sizeof(*s))))
 		goto out;
 	s->uses_runner = true;
+	s->text = ydoc_take_text(doc);
 	if (!(s->file = xstrdup(path)) || !(s->display = xstrdup(c.file)))
 		goto out;
 	spec_from_doc(&c, doc, s);
@@ -729,37 +710,23 @@ void spec_free(struct spec *s)
 		return;
 	free(s->file);
 	free(s->display);
-	free(s->backend);
-	free_list(s->arches, s->narches);
-	free_list(s->passthrough, s->npassthrough);
-	free(s->owned_prefix);
-	free_list(s->families, s->nfamilies);
-	for (k = 0; k < s->nretired; k++) {
-		free(s->retired[k].name);
-		free(s->retired[k].replaced_by);
-		free(s->retired[k].note);
-	}
+	free(s->arches);
+	free(s->passthrough);
+	free(s->families);
 	free(s->retired);
-	for (k = 0; k < s->nrules; k++) {
-		free(s->rules[k].when);
-		free(s->rules[k].message);
-	}
 	free(s->rules);
 	for (k = 0; k < s->nvars; k++)
 		var_release(&s->vars[k]);
 	free(s->vars);
 	free(s->by_name);
+	arena_free(s->text);
 	free(s);
 }
 
+/* The strings are the catalog block's text; only the arrays are e's. */
 static void catalog_entry_release(struct catalog_entry *e)
 {
-	free(e->name);
 	free_type(&e->type);
-	free(e->def);
-	free(e->description);
-	free(e->where_used);
-	free(e->where_set);
 }
 
 static void take_catalog_entry(struct sctx *c, const struct ynode *n, struct catalog_entry *e)
@@ -775,22 +742,24 @@ static void take_catalog_entry(struct sctx *c, const struct ynode *n, struct cat
 	}
 	for (k = 0; k < n->npairs; k++) {
 		const struct ynode *key = n->pairs[k].key, *val = n->pairs[k].val;
+		/* One lookup per key: the index says which it is. */
+		int which = key_index(c, key, CATALOG_KEYS, &seen);
 
-		if (!first_time(c, key, CATALOG_KEYS, &seen))
+		if (which == KEY_REPEATED)
 			continue;
 		if (key->kind != YN_SCALAR)
 			bad(c, key, "keys must be strings");
-		else if (yscalar_is(key, "name"))
+		else if (which == CK_NAME)
 			e->name = take_str(c, val, "name");
-		else if (yscalar_is(key, "default"))
+		else if (which == CK_DEFAULT)
 			e->def = take_str(c, val, "default");
-		else if (yscalar_is(key, "description"))
+		else if (which == CK_DESCRIPTION)
 			e->description = take_str(c, val, "description");
-		else if (yscalar_is(key, "where_used"))
+		else if (which == CK_WHERE_USED)
 			e->where_used = take_str(c, val, "where_used");
-		else if (yscalar_is(key, "where_set"))
+		else if (which == CK_WHERE_SET)
 			e->where_set = take_str(c, val, "where_set");
-		else if (!take_type_key(c, key, val, &e->type))
+		else if (which == KEY_UNKNOWN || !take_type_key(c, key, val, &e->type))
 			bad(c, key, "unknown field '%s' in a catalog entry (known: name, type, "
 			    "min, max, values, invalid, default, description, where_set, "
 			    "where_used)", key->str);
@@ -807,6 +776,19 @@ static int catalog_cmp(const void *a, const void *b)
 		      ((const struct catalog_entry *)b)->name);
 }
 
+/* A catalog array is the tail of a block that also owns the text its
+ * entries point into (the document's scalars, taken over), so loading
+ * copies no string and catalog_free() still needs only the array. */
+struct catalog_block {
+	struct arena *text;
+	struct catalog_entry v[];
+};
+
+static struct catalog_block *catalog_block_of(struct catalog_entry *v)
+{
+	return (struct catalog_block *)((char *)v - offsetof(struct catalog_block, v));
+}
+
 /* Takes doc. */
 static int catalog_from_loaded(const char *display, struct ydoc *doc,
 			       struct catalog_entry **out, size_t *nout,
@@ -814,7 +796,8 @@ static int catalog_from_loaded(const char *display, struct ydoc *doc,
 {
 	struct sctx c = { display, diags, 0 };
 	const struct ynode *list;
-	struct catalog_entry *v = NULL;
+	struct catalog_block *blk = NULL;
+	struct catalog_entry *v;
 	size_t n = 0, k;
 	int err;
 
@@ -825,8 +808,10 @@ static int catalog_from_loaded(const char *display, struct ydoc *doc,
 		goto out;
 	}
 	err = -ENOMEM;
-	if (!(v = calloc(list->nitems ? list->nitems : 1, sizeof(*v))))
+	if (!(blk = calloc(1, sizeof(*blk) + (list->nitems ? list->nitems : 1) * sizeof(*v))))
 		goto out;
+	blk->text = ydoc_take_text(doc);
+	v = blk->v;
 	for (k = 0; k < list->nitems; k++) {
 		take_catalog_entry(&c, list->items[k], &v[n]);
 		if (!v[n].name) {
@@ -842,10 +827,10 @@ static int catalog_from_loaded(const char *display, struct ydoc *doc,
 	err = c.errors ? -EINVAL : 0;
 	*out = v;
 	*nout = n;
-	v = NULL;
+	blk = NULL;
 out:
 	ydoc_free(doc);
-	free(v);
+	free(blk);
 	return err;
 }
 
@@ -873,9 +858,14 @@ int catalog_load_buffer(const char *name, const char *buf, size_t len,
 
 void catalog_free(struct catalog_entry *v, size_t n)
 {
+	struct catalog_block *blk;
 	size_t k;
 
+	if (!v)
+		return;
+	blk = catalog_block_of(v);
 	for (k = 0; k < n; k++)
 		catalog_entry_release(&v[k]);
-	free(v);
+	arena_free(blk->text);
+	free(blk);
 }

@@ -99,6 +99,10 @@ struct spec {
 	struct spec_var *vars;    /* document order; a name may repeat (arch/when) */
 	size_t nvars;
 	size_t *by_name;          /* indices into vars sorted by name, then order */
+	/* Owns every string above but file and display: the text of the
+	 * spec's YAML document, taken over instead of copied string by
+	 * string. The arrays are malloc'd. */
+	struct arena *text;
 };
 
 /* One documented variable of the seeds' reference tables (catalog.yaml). */
@@ -143,7 +147,8 @@ int spec_load_buffer(const char *name, const char *buf, size_t len, struct spec 
 		     struct diag_list *diags);
 void spec_free(struct spec *s);
 /* Loads catalog.yaml into an array sorted by name; *out is caller-owned,
- * freed with catalog_free(). */
+ * freed with catalog_free() only (the array heads a block that also owns
+ * the entries' strings). */
 int catalog_load_file(const char *path, const char *display,
 		      struct catalog_entry **out, size_t *nout, struct diag_list *diags);
 int catalog_load_buffer(const char *name, const char *buf, size_t len,

@@ -167,7 +167,12 @@ static bool declares(const char *dir, const char *name, const char *only)
 	if (sb_addf(&path, "%s/%s", dir, name) < 0 || yfile_read(sb_str(&path), &buf, &len) < 0)
 		goto out;
 	found = false;
-	for (p = buf, end = buf + len; p < end && !found; p = eol < end ? eol + 1 : end) {
+	/* Only lines holding "backend:" can declare: find those with memmem
+	 * instead of splitting the whole file into lines. */
+	for (p = buf, end = buf + len; !found && (p = memmem(p, (size_t)(end - p), "backend:", 8));
+	     p += 8) {
+		if (p > buf && p[-1] != '\n')
+			continue;
 		if (!(eol = memchr(p, '\n', (size_t)(end - p))))
 			eol = end;
 		found = line_declares(p, eol, only);

@@ -49,6 +49,9 @@ struct ybuilder {
 	/* Count and check limits only, build nothing (the fast path's first
 	 * pass over a large input: refusing 200000 nodes costs no tree). */
 	bool dry;
+	/* The parser never hands over a NUL in a scalar (the fast path refuses
+	 * control bytes and the \0 escapes), so the check is skipped. */
+	bool nul_free;
 	bool failed;
 	unsigned fail_line, fail_col;
 	char fail_msg[192];

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "strbuf.h"
@@ -36,6 +37,10 @@ struct fp {
 	int ind;                  /* indent of the content line at p, -1 at end */
 	unsigned depth;
 	struct strbuf sc;         /* unescaped double-quoted scalar */
+	/* key_line's last answer, for the line at key_at: a mapping's first
+	 * key is asked about by the sequence entry, the collection and the
+	 * mapping in turn, and block_map wants the plain key's end. */
+	const char *key_at, *key_colon, *key_last;
 };
 
 /* ---- bytes the reader would refuse or treat specially ------------------ */
@@ -50,8 +55,22 @@ static bool cp_plain_ok(unsigned cp)
 	       (cp >= 0x10000 && cp <= 0x10ffff);
 }
 
+/* True when the 8 bytes at s are all printable ASCII (0x20-0x7e), so no
+ * byte of them needs a look of its own: none has the high bit, none is
+ * below 0x20 (the borrow test of "Bit Twiddling Hacks", exact for "any"),
+ * and none is DEL (the only byte that +1 takes to the high bit). */
+static bool word_printable(const unsigned char *s)
+{
+	const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+	uint64_t x;
+
+	memcpy(&x, s, sizeof(x));
+	return ((x | (x + ones) | ((x - 0x20 * ones) & ~x)) & high) == 0;
+}
+
 /* Whole-buffer check first: libyaml's reader decodes ahead in chunks, so a
- * bad byte far after a limit error can still be what it reports. */
+ * bad byte far after a limit error can still be what it reports. Most
+ * bytes are printable ASCII inside a line, taken eight at a time. */
 static int check_bytes(const char *buf, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)buf;
@@ -60,8 +79,15 @@ static int check_bytes(const char *buf, size_t len)
 	unsigned cp;
 
 	while (i < len) {
-		unsigned char c = s[i];
+		unsigned char c;
 
+		/* Only a line's first byte can start a marker. */
+		if (!bol)
+			while (len - i >= 8 && word_printable(s + i))
+				i += 8;
+		if (i == len)
+			break;
+		c = s[i];
 		/* Directives and document markers change what "the first
 		 * document" is. */
 		if (bol && (c == '%' || (len - i >= 3 &&
@@ -195,23 +221,26 @@ enum {
 	C_NOAFTERDASH = 2, /* after a leading '-', leaves the reading in doubt */
 	C_FLOWSTOP = 4,   /* in a flow plain scalar: give up */
 	C_KEYSTOP = 8,    /* in a flow plain key: give up */
+	C_PLAINSTOP = 16, /* may end a block plain scalar: a look of its own */
+	C_QUOTESTOP = 32, /* may end or escape inside a quoted scalar */
 };
 
 static const unsigned char cls[256] = {
 	['?'] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP | C_KEYSTOP,
-	[':'] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP,
+	[':'] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP | C_PLAINSTOP,
 	[','] = C_NOSTART | C_NOAFTERDASH | C_KEYSTOP,
 	['['] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP | C_KEYSTOP,
 	[']'] = C_NOSTART | C_NOAFTERDASH | C_KEYSTOP,
 	['{'] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP | C_KEYSTOP,
 	['}'] = C_NOSTART | C_NOAFTERDASH | C_KEYSTOP,
-	['#'] = C_NOSTART | C_NOAFTERDASH,
+	['#'] = C_NOSTART | C_NOAFTERDASH | C_PLAINSTOP,
 	['&'] = C_NOSTART, ['*'] = C_NOSTART, ['!'] = C_NOSTART,
-	['|'] = C_NOSTART, ['>'] = C_NOSTART, ['\''] = C_NOSTART,
-	['"'] = C_NOSTART, ['%'] = C_NOSTART, ['@'] = C_NOSTART,
-	['`'] = C_NOSTART,
+	['|'] = C_NOSTART, ['>'] = C_NOSTART, ['\''] = C_NOSTART | C_QUOTESTOP,
+	['"'] = C_NOSTART | C_QUOTESTOP, ['%'] = C_NOSTART, ['@'] = C_NOSTART,
+	['`'] = C_NOSTART, ['\\'] = C_QUOTESTOP,
 	[' '] = C_NOSTART | C_NOAFTERDASH,
-	['\n'] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP | C_KEYSTOP,
+	['\n'] = C_NOSTART | C_NOAFTERDASH | C_FLOWSTOP | C_KEYSTOP | C_PLAINSTOP |
+		C_QUOTESTOP,
 };
 
 static bool is(char c, unsigned mask)
@@ -241,20 +270,26 @@ static int emit(struct fp *f, const char *q, const char *s, size_t len,
 static const char *plain_block_end(const struct fp *f, const char *q,
 				   const char **colon)
 {
-	const char *last = q;
+	const char *start = q;
 
 	*colon = NULL;
-	for (; q < f->end && *q != '\n'; q++) {
+	for (;; q++) {
+		/* Only a break, ':' or '#' can end it: skip the rest. */
+		while (q < f->end && !is(*q, C_PLAINSTOP))
+			q++;
+		if (q == f->end || *q == '\n')
+			break;
 		if (*q == ':' && blankz(f, q + 1)) {
 			*colon = q;
 			break;
 		}
 		if (*q == '#' && q[-1] == ' ')
 			break;
-		if (*q != ' ')
-			last = q + 1;
 	}
-	return last;
+	/* The end is after the last non-space byte before q. */
+	while (q > start && q[-1] == ' ')
+		q--;
+	return q;
 }
 
 static int hexval(const char *q, int n, unsigned *out)
@@ -355,6 +390,9 @@ static int quoted(struct fp *f, const char **s, size_t *len)
 
 	sb_reset(&f->sc);
 	for (;;) {
+		/* Only quotes, a backslash and a break need a look. */
+		while (q < f->end && !is(*q, C_QUOTESTOP))
+			q++;
 		if (q == f->end || *q == '\n')
 			return UNSUP;     /* multi-line: folding rules */
 		if (*q == quote && quote == '"')
@@ -567,7 +605,7 @@ static int inline_node(struct fp *f)
 }
 
 /* Is the line at p a `key:` line? *colon gets the ':' when it is. */
-static bool key_line(struct fp *f, const char **colon)
+static bool key_line_scan(struct fp *f, const char **colon)
 {
 	const char *q = f->p;
 
@@ -595,7 +633,19 @@ static bool key_line(struct fp *f, const char **colon)
 	}
 	if (!plain_start_ok(f, q))
 		return false;
-	plain_block_end(f, q, colon);
+	f->key_last = plain_block_end(f, q, colon);
+	return *colon != NULL;
+}
+
+/* key_line_scan, once per line: the answer depends on p alone. */
+static bool key_line(struct fp *f, const char **colon)
+{
+	if (f->key_at != f->p) {
+		f->key_last = NULL;
+		key_line_scan(f, &f->key_colon);
+		f->key_at = f->p;
+	}
+	*colon = f->key_colon;
 	return *colon != NULL;
 }
 
@@ -632,9 +682,8 @@ static int block_map(struct fp *f, unsigned c)
 			if ((err = quoted_node(f)) != 0)
 				return err;
 		} else {
-			const char *dummy, *last = plain_block_end(f, start, &dummy);
-
-			if ((err = emit(f, start, start, (size_t)(last - start),
+			/* key_line found the plain key's end. */
+			if ((err = emit(f, start, start, (size_t)(f->key_last - start),
 					YS_PLAIN)) != 0)
 				return err;
 		}

@@ -29,14 +29,6 @@ const char *ynode_kind_name(enum ynode_kind k)
 	return "?";
 }
 
-bool yscalar_is(const struct ynode *n, const char *s)
-{
-	size_t len = strlen(s);
-
-	return n && n->kind == YN_SCALAR && n->len == len &&
-	       memcmp(n->str, s, len) == 0;
-}
-
 struct ynode *ymap_get(const struct ynode *map, const char *key)
 {
 	struct ynode *found = NULL;
@@ -56,7 +48,16 @@ void ydoc_free(struct ydoc *doc)
 	if (!doc)
 		return;
 	arena_free(doc->arena);
+	arena_free(doc->text);
 	free(doc);
+}
+
+struct arena *ydoc_take_text(struct ydoc *doc)
+{
+	struct arena *text = doc->text;
+
+	doc->text = NULL;
+	return text;
 }
 
 /* A doc with an empty tree; caller-owned, ydoc_free(). */
@@ -67,7 +68,7 @@ static int doc_new(const char *name, struct ydoc **out)
 
 	if (!doc)
 		return -ENOMEM;
-	if (!(doc->arena = arena_new()))
+	if (!(doc->arena = arena_new()) || !(doc->text = arena_new()))
 		goto out;
 	if (!(doc->file = arena_strdup(doc->arena, name ? name : "<buffer>")))
 		goto out;
@@ -220,13 +221,14 @@ static int load_fast(struct ydoc *doc, const char *buf, size_t len,
 
 	yb_init(&b, doc, diags, true);
 	if (len >= FAST_COUNT_FIRST) {
-		b.dry = true;
+		b.dry = b.nul_free = true;
 		err = yfast_parse(&b, buf, len);
 		if (err || b.failed)
 			goto out;
 		yb_release(&b);
 		yb_init(&b, doc, diags, true);
 	}
+	b.nul_free = true;
 	err = yfast_parse(&b, buf, len);
 out:
 	if (err == 0)

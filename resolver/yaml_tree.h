@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "diag.h"
 
@@ -63,9 +64,13 @@ struct arena;
 struct ydoc {
 	char *file;               /* name used in diagnostics */
 	struct ynode *root;       /* NULL for an empty document */
-	/* Owns every node, string, tag and array of the tree, so a document
-	 * costs a few allocations and is freed at once. */
+	/* Owns every node, tag and array of the tree, so a document costs a
+	 * few allocations and is freed at once. */
 	struct arena *arena;
+	/* Owns the scalars' text, apart from the nodes, so a reader that keeps
+	 * only strings can take it over (ydoc_take_text) instead of copying
+	 * each one, and free the nodes. */
+	struct arena *text;
 };
 
 /* Loads the first document of path. On a YAML or limit error returns
@@ -77,6 +82,10 @@ int ydoc_load_file(const char *path, struct ydoc **out, struct diag_list *diags)
 int ydoc_load_buffer(const char *name, const char *buf, size_t len,
 		     struct ydoc **out, struct diag_list *diags);
 void ydoc_free(struct ydoc *doc);
+/* Hands the scalars' text over to the caller (arena_free()); every str of
+ * the tree stays valid after ydoc_free(). Nothing may be loaded into doc
+ * afterwards. */
+struct arena *ydoc_take_text(struct ydoc *doc);
 /* The bytes of path, at most YT_MAX_FILE_SIZE + 1 of them (a FIFO or a
  * growing file stays bounded): -EFBIG for a larger regular file, another
  * negative errno when it cannot be read. *buf is caller-owned (free()). */
@@ -84,8 +93,15 @@ int yfile_read(const char *path, char **buf, size_t *len);
 
 /* Last value for a scalar key in a mapping, or NULL. Borrowed. */
 struct ynode *ymap_get(const struct ynode *map, const char *key);
-/* True when n is a scalar equal to s. */
-bool yscalar_is(const struct ynode *n, const char *s);
+/* True when n is a scalar equal to s. Inline: schema readers call it for
+ * every known key against every key, and the first byte settles most of
+ * those misses without a call. A scalar's text is NUL-terminated with no
+ * NUL inside, so strcmp is exact. */
+static inline bool yscalar_is(const struct ynode *n, const char *s)
+{
+	return n && n->kind == YN_SCALAR && n->str[0] == s[0] &&
+	       strcmp(n->str, s) == 0;
+}
 const char *ynode_kind_name(enum ynode_kind k);
 
 #endif
