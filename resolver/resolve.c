@@ -1127,6 +1127,9 @@ static bool is_view_name(const char *name)
 					     "explain", "digest", NULL };
 	size_t k;
 
+	/* Every view name starts with 'e' or 'd'; variable names rarely do. */
+	if (name[0] != 'e' && name[0] != 'd')
+		return false;
 	for (k = 0; views[k]; k++)
 		if (!strcmp(name, views[k]))
 			return true;
@@ -1146,7 +1149,7 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
 	const struct spec_set *set = r->w->specs;
-	size_t k, n = 0;
+	size_t k, n = 0, cpos = 0;
 	int err = -ENOMEM;
 
 	if (!s)
@@ -1182,7 +1185,8 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 		sv->source = v->set ? v->source : NULL;
 		sv->def = v->def;
 		sv->note = v->note;
-		if (!sv->note && set && (ce = spec_set_catalog(set, v->name)))
+		ce = catalog_walk(set, &cpos, v->name);
+		if (!sv->note && ce)
 			sv->note = ce->description;
 		sv->flags = v->flags;
 		sv->nflags = v->nflags;

@@ -11,4 +11,11 @@
 int validate_snapshot(const struct spec_set *set, const struct spec *backend,
 		      const struct spec *runner, struct snapshot *s);
 
+/* The catalog entry of name, for names asked in ascending byte order
+ * (a snapshot's): *pos (0 before the first) keeps the place, so the
+ * catalog is walked once instead of searched per name. NULL when absent
+ * or set is NULL. */
+const struct catalog_entry *catalog_walk(const struct spec_set *set, size_t *pos,
+					 const char *name);
+
 #endif
