@@ -97,6 +97,11 @@ struct rctx {
 	struct cand *cands;             /* every variable's, by variable */
 	size_t ncands, capcands;
 	struct cfgval *cfg;
+	/* build_table only: the variable of each name collect_names() pushed,
+	 * by push order; the add_* functions meet the same names in the same
+	 * order and take them from here instead of searching */
+	uint32_t *var_of;
+	size_t next_of;
 	struct diag_list diags;
 	struct arena *arena;
 	unsigned depth;                 /* nested resolve_var calls */
@@ -148,6 +153,7 @@ static void taint(struct rctx *r)
 struct name_ref {
 	const char *name;
 	size_t len;
+	uint32_t seq;                   /* order pushed */
 };
 
 static int name_ref_cmp(const void *a, const void *b)
@@ -175,8 +181,11 @@ static int names_push(struct names *ns, const char *name, size_t len)
 		ns->v = v;
 		ns->cap = cap;
 	}
+	if (ns->n >= UINT32_MAX)
+		return -EFBIG;
 	ns->v[ns->n].name = name;
 	ns->v[ns->n].len = len;
+	ns->v[ns->n].seq = (uint32_t)ns->n;
 	ns->n++;
 	return 0;
 }
@@ -239,12 +248,14 @@ static int collect_names(struct rctx *r, const struct override_set *ov, struct n
 	return err;
 }
 
-static int add_cand(struct rctx *r, const char *name, struct cand c)
+/* The variable of the next name collect_names() pushed. */
+static struct rvar *next_var(struct rctx *r)
 {
-	struct rvar *v = find_var(r, name, strlen(name));
+	return &r->vars[r->var_of[r->next_of++]];
+}
 
-	if (!v)
-		return -EINVAL;
+static int add_cand(struct rctx *r, struct rvar *v, struct cand c)
+{
 	/* collect_names() sized the array for every candidate already. */
 	if (r->ncands == r->capcands) {
 		size_t cap = r->capcands ? r->capcands * 2 : 16;
@@ -255,10 +266,13 @@ static int add_cand(struct rctx *r, const char *name, struct cand c)
 		r->cands = p;
 		r->capcands = cap;
 	}
+	if (r->ncands >= UINT32_MAX)
+		return -EFBIG;
 	c.var = (uint32_t)(v - r->vars);
 	c.seq = (uint32_t)r->ncands;
 	c.applies = -1;
 	r->cands[r->ncands++] = c;
+	v->nc++;
 	return 0;
 }
 
@@ -290,7 +304,7 @@ static int add_spec(struct rctx *r, const struct spec *s, bool runner)
 
 		if (!spec_var_here(r, sv))
 			continue;
-		v = find_var(r, sv->name, strlen(sv->name));
+		v = next_var(r);
 		/* The snapshot points at the specs' copy of the name. */
 		v->name = sv->name;
 		v->name_ext = false;
@@ -313,7 +327,7 @@ static int add_spec(struct rctx *r, const struct spec *s, bool runner)
 		else
 			c.prio = runner ? PRIO_RUNNER : PRIO_BACKEND;
 		c.sv = sv;
-		if ((err = add_cand(r, sv->name, c)) < 0)
+		if ((err = add_cand(r, v, c)) < 0)
 			return err;
 	}
 	return 0;
@@ -332,7 +346,7 @@ static int add_list(struct rctx *r, const struct env_list *l, enum layer layer, 
 		c.lit = l->v[k].value;
 		c.lit_len = l->v[k].value_len;
 		c.source = l->v[k].source;
-		if ((err = add_cand(r, l->v[k].name, c)) < 0)
+		if ((err = add_cand(r, next_var(r), c)) < 0)
 			return err;
 	}
 	return 0;
@@ -349,6 +363,65 @@ static int cand_cmp(const void *a, const void *b)
 	return (y->seq > x->seq) - (y->seq < x->seq);
 }
 
+/* Orders the candidates by variable, then precedence (cand_cmp), in
+ * linear time: each variable's slice is placed by the counts add_cand()
+ * kept in nc, then the few candidates of one name are sorted apart. In
+ * place, with one index per candidate: the table of a 10,000-name
+ * directory is part of a reload's peak. */
+static int group_cands(struct rctx *r)
+{
+	uint32_t *dest = malloc((r->ncands ? r->ncands : 1) * sizeof(*dest));
+	size_t k, off = 0;
+
+	if (!dest)
+		return -ENOMEM;
+	for (k = 0; k < r->nvars; k++) {
+		r->vars[k].c = r->cands + off;
+		off += r->vars[k].nc;
+		r->vars[k].nc = 0;
+	}
+	for (k = 0; k < r->ncands; k++) {
+		struct rvar *v = &r->vars[r->cands[k].var];
+
+		dest[k] = (uint32_t)(v->c - r->cands) + v->nc++;
+	}
+	/* Follows each cycle of the permutation, one element into place per
+	 * swap. */
+	for (k = 0; k < r->ncands; k++) {
+		while (dest[k] != k) {
+			uint32_t d = dest[k];
+			struct cand t = r->cands[d];
+
+			r->cands[d] = r->cands[k];
+			dest[k] = dest[d];
+			dest[d] = d;
+			r->cands[k] = t;
+		}
+	}
+	free(dest);
+	for (k = 0; k < r->nvars; k++) {
+		struct rvar *v = &r->vars[k];
+		size_t i, j;
+
+		if (!v->nc) {
+			v->c = NULL;
+		} else if (v->nc > 16) {
+			/* Only a spec repeating a name many times gets here:
+			 * insertion would be quadratic in it. */
+			qsort(v->c, v->nc, sizeof(*v->c), cand_cmp);
+		} else {
+			for (i = 1; i < v->nc; i++) {
+				struct cand t = v->c[i];
+
+				for (j = i; j && cand_cmp(&t, &v->c[j - 1]) < 0; j--)
+					v->c[j] = v->c[j - 1];
+				v->c[j] = t;
+			}
+		}
+	}
+	return 0;
+}
+
 static int build_table(struct rctx *r, const struct override_set *ov)
 {
 	struct names ns = { 0 };
@@ -362,17 +435,19 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 		qsort(ns.v, ns.n, sizeof(*ns.v), name_ref_cmp);
 	err = -ENOMEM;
 	if (!(r->vars = calloc(ns.n ? ns.n : 1, sizeof(*r->vars))) ||
-	    !(r->cands = malloc((ns.n ? ns.n : 1) * sizeof(*r->cands))))
+	    !(r->cands = malloc((ns.n ? ns.n : 1) * sizeof(*r->cands))) ||
+	    !(r->var_of = malloc((ns.n ? ns.n : 1) * sizeof(*r->var_of))))
 		goto out;
 	r->capcands = ns.n ? ns.n : 1;
 	for (k = 0; k < ns.n; k++) {
-		if (n && !name_ref_cmp(&ns.v[k], &ns.v[k - 1]))
-			continue;
-		r->vars[n].name = ns.v[k].name;
-		r->vars[n].name_len = ns.v[k].len;
-		r->vars[n].win = -1;
-		r->vars[n].name_ext = true;
-		n++;
+		if (!n || name_ref_cmp(&ns.v[k], &ns.v[k - 1])) {
+			r->vars[n].name = ns.v[k].name;
+			r->vars[n].name_len = ns.v[k].len;
+			r->vars[n].win = -1;
+			r->vars[n].name_ext = true;
+			n++;
+		}
+		r->var_of[ns.v[k].seq] = (uint32_t)(n - 1);
 	}
 	r->nvars = n;
 	if ((err = add_spec(r, r->runner, true)) < 0 ||
@@ -385,7 +460,7 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 	for (k = 0; w->config && k < w->config->nenv; k++) {
 		struct cand c = { .layer = LAYER_CONFIG, .prio = PRIO_CONFIG, .cfg = (int)k };
 
-		if ((err = add_cand(r, w->config->env[k].name, c)) < 0)
+		if ((err = add_cand(r, next_var(r), c)) < 0)
 			goto out;
 	}
 	for (k = 0; ov && k < ov->n; k++) {
@@ -398,17 +473,11 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 		c.lit = o->value;
 		c.lit_len = o->value_len;
 		c.unset = !o->value;
-		if ((err = add_cand(r, o->name, c)) < 0)
+		if ((err = add_cand(r, next_var(r), c)) < 0)
 			goto out;
 	}
-	if (r->ncands > 1)
-		qsort(r->cands, r->ncands, sizeof(*r->cands), cand_cmp);
-	for (k = 0; k < r->ncands; k++) {
-		struct rvar *v = &r->vars[r->cands[k].var];
-
-		if (!v->nc++)
-			v->c = &r->cands[k];
-	}
+	if ((err = group_cands(r)) < 0)
+		goto out;
 	for (k = 0; k < r->nvars; k++) {
 		struct rvar *v = &r->vars[k];
 
@@ -424,6 +493,8 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 		err = -ENOMEM;
 out:
 	free(ns.v);
+	free(r->var_of);
+	r->var_of = NULL;
 	return err;
 }
 
