@@ -98,8 +98,8 @@ struct rctx {
 	size_t ncands, capcands;
 	struct cfgval *cfg;
 	/* build_table only: the variable of each name collect_names() pushed,
-	 * by push order; the add_* functions meet the same names in the same
-	 * order and take them from here instead of searching */
+	 * by slot (spec_slots()); the add_* functions take them from here
+	 * instead of searching, the non-spec ones in push order (next_of) */
 	uint32_t *var_of;
 	size_t next_of;
 	struct diag_list diags;
@@ -153,7 +153,7 @@ static void taint(struct rctx *r)
 struct name_ref {
 	const char *name;
 	size_t len;
-	uint32_t seq;                   /* order pushed */
+	uint32_t slot;                  /* where its variable goes in rctx.var_of */
 };
 
 static int name_ref_cmp(const void *a, const void *b)
@@ -165,12 +165,16 @@ static int name_ref_cmp(const void *a, const void *b)
 	return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
+/* The names of one directory in three runs, each sorted before they are
+ * merged: the runner's and the backend's (pushed in by_name order, so
+ * sorted already) and the rest (image, host, cli, config, overrides). */
 struct names {
 	struct name_ref *v;
 	size_t n, cap;
+	size_t nrunner, nbackend;       /* lengths of the first two runs */
 };
 
-static int names_push(struct names *ns, const char *name, size_t len)
+static int names_push(struct names *ns, const char *name, size_t len, size_t slot)
 {
 	if (ns->n == ns->cap) {
 		size_t cap = ns->cap ? ns->cap * 2 : 256;
@@ -181,11 +185,11 @@ static int names_push(struct names *ns, const char *name, size_t len)
 		ns->v = v;
 		ns->cap = cap;
 	}
-	if (ns->n >= UINT32_MAX)
+	if (slot >= UINT32_MAX)
 		return -EFBIG;
 	ns->v[ns->n].name = name;
 	ns->v[ns->n].len = len;
-	ns->v[ns->n].seq = (uint32_t)ns->n;
+	ns->v[ns->n].slot = (uint32_t)slot;
 	ns->n++;
 	return 0;
 }
@@ -221,34 +225,103 @@ static const struct override *dir_override(const struct rctx *r, const struct ov
 	return o;
 }
 
-static int collect_names(struct rctx *r, const struct override_set *ov, struct names *ns)
+/* The var_of slots of the runner's vars come first, then the backend's
+ * (both by index in their spec), then the other names in push order. */
+static size_t spec_slots(const struct spec *s)
 {
-	const struct spec *specs[2] = { r->runner, r->backend };
-	const struct world *w = r->w;
-	size_t k, j;
+	return s ? s->nvars : 0;
+}
+
+/* Pushes the names of s in by_name order (a sorted run); the slot of
+ * s->vars[k] is base + k. */
+static int push_spec(struct rctx *r, struct names *ns, const struct spec *s, size_t base)
+{
+	size_t k;
 	int err = 0;
 
-	for (j = 0; j < 2; j++)
-		for (k = 0; specs[j] && k < specs[j]->nvars && !err; k++)
-			if (spec_var_here(r, &specs[j]->vars[k]))
-				err = names_push(ns, specs[j]->vars[k].name,
-						 strlen(specs[j]->vars[k].name));
-	for (k = 0; k < w->image.n && !err; k++)
-		err = names_push(ns, w->image.v[k].name, strlen(w->image.v[k].name));
-	for (k = 0; k < w->host.n && !err; k++)
-		if (host_allowed(r, w->host.v[k].name))
-			err = names_push(ns, w->host.v[k].name, strlen(w->host.v[k].name));
-	for (k = 0; k < w->cli.n && !err; k++)
-		err = names_push(ns, w->cli.v[k].name, strlen(w->cli.v[k].name));
-	for (k = 0; w->config && k < w->config->nenv && !err; k++)
-		err = names_push(ns, w->config->env[k].name, strlen(w->config->env[k].name));
-	for (k = 0; ov && k < ov->n && !err; k++)
-		if (dir_override(r, ov, k))
-			err = names_push(ns, ov->v[k].name, strlen(ov->v[k].name));
+	for (k = 0; s && k < s->nvars && !err; k++) {
+		const struct spec_var *sv = &s->vars[s->by_name[k]];
+
+		if (spec_var_here(r, sv))
+			err = names_push(ns, sv->name, strlen(sv->name), base + s->by_name[k]);
+	}
 	return err;
 }
 
-/* The variable of the next name collect_names() pushed. */
+static int collect_names(struct rctx *r, const struct override_set *ov, struct names *ns)
+{
+	const struct world *w = r->w;
+	size_t k, slot = spec_slots(r->runner) + spec_slots(r->backend);
+	int err;
+
+	if ((err = push_spec(r, ns, r->runner, 0)) < 0)
+		return err;
+	ns->nrunner = ns->n;
+	if ((err = push_spec(r, ns, r->backend, spec_slots(r->runner))) < 0)
+		return err;
+	ns->nbackend = ns->n - ns->nrunner;
+	for (k = 0; k < w->image.n && !err; k++)
+		err = names_push(ns, w->image.v[k].name, strlen(w->image.v[k].name), slot++);
+	for (k = 0; k < w->host.n && !err; k++)
+		if (host_allowed(r, w->host.v[k].name))
+			err = names_push(ns, w->host.v[k].name, strlen(w->host.v[k].name),
+					 slot++);
+	for (k = 0; k < w->cli.n && !err; k++)
+		err = names_push(ns, w->cli.v[k].name, strlen(w->cli.v[k].name), slot++);
+	for (k = 0; w->config && k < w->config->nenv && !err; k++)
+		err = names_push(ns, w->config->env[k].name, strlen(w->config->env[k].name),
+				 slot++);
+	for (k = 0; ov && k < ov->n && !err; k++)
+		if (dir_override(r, ov, k))
+			err = names_push(ns, ov->v[k].name, strlen(ov->v[k].name), slot++);
+	return err;
+}
+
+/* Merges the sorted runs a and b into out. out may be the slots just
+ * before b (b at out + na): each write lands before the next unread
+ * element of b, so nothing is overwritten before it is read. */
+static void merge_names(const struct name_ref *a, size_t na, const struct name_ref *b,
+			size_t nb, struct name_ref *out)
+{
+	size_t i = 0, j = 0;
+
+	while (i < na && j < nb)
+		*out++ = name_ref_cmp(&a[i], &b[j]) <= 0 ? a[i++] : b[j++];
+	while (i < na)
+		*out++ = a[i++];
+	while (j < nb)
+		*out++ = b[j++];
+}
+
+/* Sorts the collected names: the rest is sorted, then the three runs are
+ * merged, which is linear in the spec names every directory has. */
+static int sort_names(struct names *ns)
+{
+	size_t nspec = ns->nrunner + ns->nbackend;
+	struct name_ref *tmp;
+
+	if (ns->n - nspec > 1)
+		qsort(ns->v + nspec, ns->n - nspec, sizeof(*ns->v), name_ref_cmp);
+	if (!ns->nrunner || !ns->nbackend) {
+		/* One spec run: merge it with the rest in place. */
+		if (nspec && nspec < ns->n) {
+			if (!(tmp = malloc(nspec * sizeof(*tmp))))
+				return -ENOMEM;
+			memcpy(tmp, ns->v, nspec * sizeof(*tmp));
+			merge_names(tmp, nspec, ns->v + nspec, ns->n - nspec, ns->v);
+			free(tmp);
+		}
+		return 0;
+	}
+	if (!(tmp = malloc(nspec * sizeof(*tmp))))
+		return -ENOMEM;
+	merge_names(ns->v, ns->nrunner, ns->v + ns->nrunner, ns->nbackend, tmp);
+	merge_names(tmp, nspec, ns->v + nspec, ns->n - nspec, ns->v);
+	free(tmp);
+	return 0;
+}
+
+/* The variable of the next name collect_names() pushed after the specs'. */
 static struct rvar *next_var(struct rctx *r)
 {
 	return &r->vars[r->var_of[r->next_of++]];
@@ -294,7 +367,7 @@ static int add_runner_secrets(struct rctx *r, const struct spec *base)
 
 static int add_spec(struct rctx *r, const struct spec *s, bool runner)
 {
-	size_t k;
+	size_t k, base = runner ? 0 : spec_slots(r->runner);
 	int err;
 
 	for (k = 0; s && k < s->nvars; k++) {
@@ -304,7 +377,7 @@ static int add_spec(struct rctx *r, const struct spec *s, bool runner)
 
 		if (!spec_var_here(r, sv))
 			continue;
-		v = next_var(r);
+		v = &r->vars[r->var_of[base + k]];
 		/* The snapshot points at the specs' copy of the name. */
 		v->name = sv->name;
 		v->name_ext = false;
@@ -426,17 +499,19 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 {
 	struct names ns = { 0 };
 	const struct world *w = r->w;
-	size_t k, n = 0;
+	size_t k, n = 0, nslots;
 	int err;
 
-	if ((err = collect_names(r, ov, &ns)) < 0)
+	if ((err = collect_names(r, ov, &ns)) < 0 || (err = sort_names(&ns)) < 0)
 		goto out;
-	if (ns.n > 1)
-		qsort(ns.v, ns.n, sizeof(*ns.v), name_ref_cmp);
+	/* Slots of spec entries for another arch stay unused. */
+	nslots = spec_slots(r->runner) + spec_slots(r->backend) + ns.n - ns.nrunner -
+		 ns.nbackend;
+	r->next_of = spec_slots(r->runner) + spec_slots(r->backend);
 	err = -ENOMEM;
 	if (!(r->vars = calloc(ns.n ? ns.n : 1, sizeof(*r->vars))) ||
 	    !(r->cands = malloc((ns.n ? ns.n : 1) * sizeof(*r->cands))) ||
-	    !(r->var_of = malloc((ns.n ? ns.n : 1) * sizeof(*r->var_of))))
+	    !(r->var_of = malloc((nslots ? nslots : 1) * sizeof(*r->var_of))))
 		goto out;
 	r->capcands = ns.n ? ns.n : 1;
 	for (k = 0; k < ns.n; k++) {
@@ -447,7 +522,7 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 			r->vars[n].name_ext = true;
 			n++;
 		}
-		r->var_of[ns.v[k].seq] = (uint32_t)(n - 1);
+		r->var_of[ns.v[k].slot] = (uint32_t)(n - 1);
 	}
 	r->nvars = n;
 	if ((err = add_spec(r, r->runner, true)) < 0 ||
