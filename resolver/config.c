@@ -709,8 +709,13 @@ int config_expand(const struct config *cfg, const struct config_entry *e,
 
 	while (i < n) {
 		if (s[i] != '$' || i + 1 >= n) {
-			if ((err = sb_addc(out, s[i++])) < 0)
+			/* The text up to the next '$' (or the end) in one piece. */
+			const char *d = memchr(s + i + 1, '$', n - i - 1);
+			size_t run = d ? (size_t)(d - (s + i)) : n - i;
+
+			if ((err = sb_add(out, s + i, run)) < 0)
 				return err;
+			i += run;
 			continue;
 		}
 		if (s[i + 1] == '{') {

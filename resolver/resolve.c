@@ -852,16 +852,22 @@ static struct strbuf *explain_buf(struct rctx *r)
 	return &r->texts[r->depth][1];
 }
 
+/* "layer=value\n"; without printf, as every value a layer shadows
+ * passes here. */
 static int add_shadow(struct rctx *r, struct rvar *v, const struct cand *c)
 {
+	struct strbuf *sb = shadow_buf(r);
+	int err;
+
+	if ((err = sb_adds(sb, layer_name(c->layer))) < 0 || (err = sb_addc(sb, '=')) < 0)
+		return err;
 	if (c->unset)
-		return sb_addf(shadow_buf(r), "%s=(unset)\n", layer_name(c->layer));
-	if (v->secret)
-		return sb_addf(shadow_buf(r), "%s=<redacted>\n", layer_name(c->layer));
-	if (sb_addf(shadow_buf(r), "%s=", layer_name(c->layer)) < 0 ||
-	    sb_add(shadow_buf(r), c->val, c->val_len) < 0)
-		return -ENOMEM;
-	return sb_addc(shadow_buf(r), '\n');
+		err = sb_adds(sb, "(unset)");
+	else if (v->secret)
+		err = sb_adds(sb, "<redacted>");
+	else
+		err = sb_add(sb, c->val, c->val_len);
+	return err < 0 ? err : sb_addc(sb, '\n');
 }
 
 /* "backend runner ..." for mask, low to high: built once per directory

@@ -404,7 +404,7 @@ static int check_bool(struct vctx *c, size_t idx, const struct tinfo *ti, struct
 	if (b >= 0) {
 		if (v->secret)
 			return 0;
-		if ((err = add_assign(m, v)) || (err = sb_addf(m, " means %s", b ? "on" : "off")))
+		if ((err = add_assign(m, v)) || (err = sb_adds(m, b ? " means on" : " means off")))
 			return err;
 		return explain_add(c, idx, sb_str(m));
 	}
