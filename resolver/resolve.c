@@ -105,6 +105,7 @@ struct rctx {
 	struct diag_list diags;
 	struct arena *arena;
 	unsigned depth;                 /* nested resolve_var calls */
+	unsigned max_depth;             /* the deepest texts[] used */
 	bool depth_reported;
 	bool depth_cut;                 /* the last -ELOOP was the depth bound */
 	struct rvar *cur;               /* the variable being resolved */
@@ -753,6 +754,13 @@ static int cfg_value(struct rctx *r, size_t k, const char **val, size_t *len)
 
 	if (cv->st == ST_BUSY)
 		return -ELOOP;
+	if (cv->st == ST_NEW && !memchr(e->raw, '$', e->raw_len)) {
+		/* Nothing to expand: config_expand() would copy it as is. */
+		cv->st = ST_DONE;
+		if (!(cv->val = arena_strndup(r->arena, e->raw, e->raw_len)))
+			return -ENOMEM;
+		cv->len = e->raw_len;
+	}
 	if (cv->st == ST_NEW) {
 		cv->st = ST_BUSY;
 		r->taint = &cv->secret;
@@ -1256,7 +1264,8 @@ static int resolve_var(struct rctx *r, struct rvar *v)
 		return -ELOOP;
 	}
 	v->st = ST_BUSY;
-	r->depth++;
+	if (++r->depth > r->max_depth)
+		r->max_depth = r->depth;
 	prev = r->cur;
 	outer = r->taint;
 	r->cur = v;
@@ -1405,7 +1414,7 @@ static void rctx_release(struct rctx *r)
 {
 	size_t k;
 
-	for (k = 0; k <= RESOLVE_MAX_DEPTH; k++) {
+	for (k = 0; k <= r->max_depth; k++) {
 		sb_release(&r->texts[k][0]);
 		sb_release(&r->texts[k][1]);
 	}
