@@ -1309,8 +1309,7 @@ static const char *arena_sb(struct rctx *r, const struct strbuf *sb)
 static int build_snapshot(struct rctx *r, struct snapshot **out)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
-	const struct spec_set *set = r->w->specs;
-	size_t k, n = 0, cpos = 0;
+	size_t k, n = 0;
 	int err = -ENOMEM;
 
 	if (!s)
@@ -1326,7 +1325,6 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 	for (k = 0; k < r->nvars; k++) {
 		struct rvar *v = &r->vars[k];
 		struct snap_var *sv = &s->vars[n];
-		const struct catalog_entry *ce;
 
 		if (!v->set && !v->param && !v->def)
 			continue;
@@ -1345,10 +1343,7 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 		sv->layer = v->set ? v->layer : LAYER_NONE;
 		sv->source = v->set ? v->source : NULL;
 		sv->def = v->def;
-		sv->note = v->note;
-		ce = catalog_walk(set, &cpos, v->name);
-		if (!sv->note && ce)
-			sv->note = ce->description;
+		sv->note = v->note;      /* else the catalog's: validate_snapshot() */
 		sv->flags = v->flags;
 		sv->nflags = v->nflags;
 		sv->effective = v->set ? v->effective : NULL;

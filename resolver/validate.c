@@ -10,8 +10,9 @@
  *  - the specs' cross-variable `rules:`.
  *
  * Runs on a snapshot under construction (not yet published), so it may
- * replace the explain strings of s->vars; everything it allocates for the
- * snapshot comes from s->arena. Diagnostics are added to s->diags. */
+ * replace the explain strings of s->vars, and it gives a variable without
+ * a spec note the catalog's description (it walks the catalog anyway);
+ * everything it allocates for the snapshot comes from s->arena. Diagnostics are added to s->diags. */
 #include "resolve_internal.h"
 
 #include <errno.h>
@@ -283,8 +284,11 @@ static size_t spec_walk(const struct spec *sp, size_t *pos, const char *name, si
 	return end - *pos;
 }
 
-const struct catalog_entry *catalog_walk(const struct spec_set *set, size_t *pos,
-					 const char *name)
+/* The catalog entry of name, for names asked in ascending byte order:
+ * *pos keeps the place, so the catalog is walked once instead of searched
+ * per name. NULL when absent or set is NULL. */
+static const struct catalog_entry *catalog_walk(const struct spec_set *set, size_t *pos,
+						const char *name)
 {
 	int cmp = 1;
 
@@ -864,6 +868,8 @@ int validate_snapshot(const struct spec_set *set, const struct spec *backend,
 		struct entries e;
 
 		entries_next(&c, i, &e);
+		if (!s->vars[i].note && e.ce)
+			s->vars[i].note = e.ce->description;
 		if (!(err = explain_retired(&c, i)) && !(err = check_owned(&c, i, backend)) &&
 		    !(err = check_owned(&c, i, runner)))
 			err = check_type(&c, i, &e);
