@@ -12,7 +12,8 @@
  * Runs on a snapshot under construction (not yet published), so it may
  * replace the explain strings of s->vars, and it gives a variable without
  * a spec note the catalog's description (it walks the catalog anyway);
- * everything it allocates for the snapshot comes from s->arena. Diagnostics are added to s->diags. */
+ * everything it allocates for the snapshot comes from s->arena.
+ * Diagnostics are added to s->diags. */
 #include "resolve_internal.h"
 
 #include <errno.h>
