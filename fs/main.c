@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "envfs_config.h"
+#include "memory.h"
 
 static const char usage[] =
 	"usage: primus-envfs [INPUTS] [-f] [-o OPTS] MOUNTPOINT\n"
@@ -44,6 +45,8 @@ int main(int argc, char **argv)
 			printf("primus-envfs %s\n", ENVFS_VERSION);
 			return 0;
 		}
+		if (!strcmp(c, "resolve") || !strcmp(c, "check") || !strcmp(c, "exec"))
+			memory_policy_short_lived();
 		if (!strcmp(c, "resolve"))
 			return cmd_resolve(argc - 1, argv + 1);
 		if (!strcmp(c, "check"))

@@ -13,5 +13,8 @@ void memory_policy_init(void);
 /* Returns freed pages to the kernel: call after a load or a reload has
  * dropped its transient structures and the previous generation. */
 void memory_release_freed(void);
+/* The opposite policy, for the commands that run once and exit (resolve,
+ * check, exec): keep freed memory instead of handing it back. */
+void memory_policy_short_lived(void);
 
 #endif

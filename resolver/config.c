@@ -379,7 +379,8 @@ out:
 
 /* Warns about a value PyYAML would not load as a string; the text as
  * written is still what we use. */
-static int check_value_type(struct ctx *c, const char *name,
+/* name (nlen bytes, no NUL: check_key() refused those) is the key's text. */
+static int check_value_type(struct ctx *c, const char *name, int nlen,
 			    const struct ynode *v)
 {
 	struct strbuf msg = STRBUF_INIT, py = STRBUF_INIT;
@@ -387,8 +388,8 @@ static int check_value_type(struct ctx *c, const char *name,
 	int err = 0, e;
 
 	if (v->tag && !is_tag(v, "!") && !is_tag(v, "!!str")) {
-		err = sb_addf(&msg, "%s: value has the explicit tag %s; "
-			      "primus-envfs uses the text ", name, v->tag);
+		err = sb_addf(&msg, "%.*s: value has the explicit tag %s; "
+			      "primus-envfs uses the text ", nlen, name, v->tag);
 		if (!err)
 			err = add_quoted(&msg, v->str, v->len);
 		if (!err)
@@ -403,13 +404,13 @@ static int check_value_type(struct ctx *c, const char *name,
 		goto out;
 	}
 	if (v->len)
-		err = sb_addf(&msg, "%s: unquoted value %.*s is a%s %s in YAML; "
-			      "primus-envfs uses the text ", name,
+		err = sb_addf(&msg, "%.*s: unquoted value %.*s is a%s %s in YAML; "
+			      "primus-envfs uses the text ", nlen, name,
 			      (int)(v->len > MSG_TEXT_MAX ? MSG_TEXT_MAX : v->len),
 			      v->str, t == Y11_INT ? "n" : "", y11_type_name(t));
 	else
-		err = sb_addf(&msg, "%s: an empty unquoted value is a null in "
-			      "YAML; primus-envfs uses the text ", name);
+		err = sb_addf(&msg, "%.*s: an empty unquoted value is a null in "
+			      "YAML; primus-envfs uses the text ", nlen, name);
 	if (!err)
 		err = add_quoted(&msg, v->str, v->len);
 	if (!err && e == 0 && py.len == v->len && !memcmp(py.buf, v->str, v->len)) {
@@ -435,23 +436,23 @@ out:
 }
 
 /* Checks a value; returns 1 when usable, 0 when reported and skipped. */
-static int check_value(struct ctx *c, const char *name, const struct ynode *v)
+static int check_value(struct ctx *c, const char *name, int nlen, const struct ynode *v)
 {
 	int err;
 
 	if (v->kind != YN_SCALAR) {
-		err = diag(c, DIAG_ERROR, v, "%s: value is a %s; env: values "
-			   "must be scalars; %s skipped", name,
-			   ynode_kind_name(v->kind), name);
+		err = diag(c, DIAG_ERROR, v, "%.*s: value is a %s; env: values "
+			   "must be scalars; %.*s skipped", nlen, name,
+			   ynode_kind_name(v->kind), nlen, name);
 		return err < 0 ? err : 0;
 	}
 	if (v->len > CONFIG_MAX_VALUE) {
-		err = diag(c, DIAG_ERROR, v, "%s: value is %zu bytes, more than "
-			   "%u; %s skipped", name, v->len,
-			   (unsigned)CONFIG_MAX_VALUE, name);
+		err = diag(c, DIAG_ERROR, v, "%.*s: value is %zu bytes, more than "
+			   "%u; %.*s skipped", nlen, name, v->len,
+			   (unsigned)CONFIG_MAX_VALUE, nlen, name);
 		return err < 0 ? err : 0;
 	}
-	if ((err = check_value_type(c, name, v)) < 0)
+	if ((err = check_value_type(c, name, nlen, v)) < 0)
 		return err;
 	return 1;
 }
@@ -472,9 +473,9 @@ static int read_env(struct ctx *c, const struct ynode *env)
 {
 	struct fpairs fp = { 0 };
 	struct slot *slots = NULL;
-	size_t nslots = 0, *table = NULL, mask = 0, i, h;
-	char *name = NULL;
+	size_t nslots = 0, *table = NULL, mask = 0, i, h, ntext = 0;
 	struct config *cfg = c->cfg;
+	char *p;
 	int err = 0, ok;
 
 	if ((err = flatten(c, env, &fp, false)) < 0)
@@ -525,42 +526,45 @@ static int read_env(struct ctx *c, const struct ynode *env)
 		}
 		s->last_key = k;
 		s->last_merged = fp.v[i].merged;
-		free(name);
-		if (!(name = xstrndup(k->str, k->len))) {
-			err = -ENOMEM;
-			goto out;
-		}
-		if ((ok = check_value(c, name, v)) < 0) {
+		/* check_key() bounded the key to CONFIG_MAX_VALUE bytes. */
+		if ((ok = check_value(c, k->str, (int)k->len, v)) < 0) {
 			err = ok;
 			goto out;
 		}
 		s->val = ok ? v : NULL;
 	}
-	if (!(cfg->env = calloc(nslots ? nslots : 1, sizeof(*cfg->env)))) {
+	/* Every name and value in one block (cfg->text), each NUL-ended:
+	 * two allocations instead of two per entry. */
+	for (i = 0; i < nslots; i++)
+		if (slots[i].val)
+			ntext += slots[i].key->len + 1 + slots[i].val->len + 1;
+	if (!(cfg->env = calloc(nslots ? nslots : 1, sizeof(*cfg->env))) ||
+	    !(cfg->text = malloc(ntext ? ntext : 1))) {
 		err = -ENOMEM;
 		goto out;
 	}
+	p = cfg->text;
 	for (i = 0; i < nslots; i++) {
 		const struct slot *s = &slots[i];
 		struct config_entry *e = &cfg->env[cfg->nenv];
 
 		if (!s->val)
 			continue;
-		e->name = xstrndup(s->key->str, s->key->len);
-		e->raw = xstrndup(s->val->str, s->val->len);
-		if (!e->name || !e->raw) {
-			free(e->name);
-			free(e->raw);
-			err = -ENOMEM;
-			goto out;
-		}
+		e->name = p;
+		memcpy(p, s->key->str, s->key->len);
+		p += s->key->len;
+		*p++ = '\0';
+		e->raw = p;
+		if (s->val->len)
+			memcpy(p, s->val->str, s->val->len);
+		p += s->val->len;
+		*p++ = '\0';
 		e->raw_len = s->val->len;
 		e->line = s->val->line;
 		e->col = s->val->col;
 		cfg->nenv++;
 	}
 out:
-	free(name);
 	free(fp.v);
 	free(slots);
 	free(table);
@@ -624,10 +628,7 @@ void config_free(struct config *cfg)
 
 	if (!cfg)
 		return;
-	for (i = 0; i < cfg->nenv; i++) {
-		free(cfg->env[i].name);
-		free(cfg->env[i].raw);
-	}
+	free(cfg->text);
 	free(cfg->env);
 	for (i = 0; i < cfg->nframeworks; i++)
 		free(cfg->frameworks[i]);
@@ -709,8 +710,13 @@ int config_expand(const struct config *cfg, const struct config_entry *e,
 
 	while (i < n) {
 		if (s[i] != '$' || i + 1 >= n) {
-			if ((err = sb_addc(out, s[i++])) < 0)
+			/* The text up to the next '$' (or the end) in one piece. */
+			const char *d = memchr(s + i + 1, '$', n - i - 1);
+			size_t run = d ? (size_t)(d - (s + i)) : n - i;
+
+			if ((err = sb_add(out, s + i, run)) < 0)
 				return err;
+			i += run;
 			continue;
 		}
 		if (s[i + 1] == '{') {

@@ -12,7 +12,7 @@
 #define CONFIG_MAX_VALUE 131072
 
 struct config_entry {
-	char *name;
+	char *name;               /* name and raw point into config.text */
 	char *raw;                /* the value as written (literal text) */
 	size_t raw_len;
 	unsigned line, col;       /* place of the value (last occurrence) */
@@ -21,6 +21,7 @@ struct config_entry {
 struct config {
 	char *file;               /* path as given, used in sources */
 	struct config_entry *env; /* order of first appearance, last value wins */
+	char *text;               /* every entry's name and raw, NUL-ended */
 	size_t nenv;
 	char **frameworks;        /* modules.*.framework values, distinct */
 	size_t nframeworks;

@@ -97,9 +97,15 @@ struct rctx {
 	struct cand *cands;             /* every variable's, by variable */
 	size_t ncands, capcands;
 	struct cfgval *cfg;
+	/* build_table only: the variable of each name collect_names() pushed,
+	 * by slot (spec_slots()); the add_* functions take them from here
+	 * instead of searching, the non-spec ones in push order (next_of) */
+	uint32_t *var_of;
+	size_t next_of;
 	struct diag_list diags;
 	struct arena *arena;
 	unsigned depth;                 /* nested resolve_var calls */
+	unsigned max_depth;             /* the deepest texts[] used */
 	bool depth_reported;
 	bool depth_cut;                 /* the last -ELOOP was the depth bound */
 	struct rvar *cur;               /* the variable being resolved */
@@ -148,6 +154,7 @@ static void taint(struct rctx *r)
 struct name_ref {
 	const char *name;
 	size_t len;
+	uint32_t slot;                  /* where its variable goes in rctx.var_of */
 };
 
 static int name_ref_cmp(const void *a, const void *b)
@@ -159,12 +166,16 @@ static int name_ref_cmp(const void *a, const void *b)
 	return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
+/* The names of one directory in three runs, each sorted before they are
+ * merged: the runner's and the backend's (pushed in by_name order, so
+ * sorted already) and the rest (image, host, cli, config, overrides). */
 struct names {
 	struct name_ref *v;
 	size_t n, cap;
+	size_t nrunner, nbackend;       /* lengths of the first two runs */
 };
 
-static int names_push(struct names *ns, const char *name, size_t len)
+static int names_push(struct names *ns, const char *name, size_t len, size_t slot)
 {
 	if (ns->n == ns->cap) {
 		size_t cap = ns->cap ? ns->cap * 2 : 256;
@@ -175,8 +186,11 @@ static int names_push(struct names *ns, const char *name, size_t len)
 		ns->v = v;
 		ns->cap = cap;
 	}
+	if (slot >= UINT32_MAX)
+		return -EFBIG;
 	ns->v[ns->n].name = name;
 	ns->v[ns->n].len = len;
+	ns->v[ns->n].slot = (uint32_t)slot;
 	ns->n++;
 	return 0;
 }
@@ -212,39 +226,110 @@ static const struct override *dir_override(const struct rctx *r, const struct ov
 	return o;
 }
 
-static int collect_names(struct rctx *r, const struct override_set *ov, struct names *ns)
+/* The var_of slots of the runner's vars come first, then the backend's
+ * (both by index in their spec), then the other names in push order. */
+static size_t spec_slots(const struct spec *s)
 {
-	const struct spec *specs[2] = { r->runner, r->backend };
-	const struct world *w = r->w;
-	size_t k, j;
+	return s ? s->nvars : 0;
+}
+
+/* Pushes the names of s in by_name order (a sorted run); the slot of
+ * s->vars[k] is base + k. */
+static int push_spec(struct rctx *r, struct names *ns, const struct spec *s, size_t base)
+{
+	size_t k;
 	int err = 0;
 
-	for (j = 0; j < 2; j++)
-		for (k = 0; specs[j] && k < specs[j]->nvars && !err; k++)
-			if (spec_var_here(r, &specs[j]->vars[k]))
-				err = names_push(ns, specs[j]->vars[k].name,
-						 strlen(specs[j]->vars[k].name));
-	for (k = 0; k < w->image.n && !err; k++)
-		err = names_push(ns, w->image.v[k].name, strlen(w->image.v[k].name));
-	for (k = 0; k < w->host.n && !err; k++)
-		if (host_allowed(r, w->host.v[k].name))
-			err = names_push(ns, w->host.v[k].name, strlen(w->host.v[k].name));
-	for (k = 0; k < w->cli.n && !err; k++)
-		err = names_push(ns, w->cli.v[k].name, strlen(w->cli.v[k].name));
-	for (k = 0; w->config && k < w->config->nenv && !err; k++)
-		err = names_push(ns, w->config->env[k].name, strlen(w->config->env[k].name));
-	for (k = 0; ov && k < ov->n && !err; k++)
-		if (dir_override(r, ov, k))
-			err = names_push(ns, ov->v[k].name, strlen(ov->v[k].name));
+	for (k = 0; s && k < s->nvars && !err; k++) {
+		const struct spec_var *sv = &s->vars[s->by_name[k]];
+
+		if (spec_var_here(r, sv))
+			err = names_push(ns, sv->name, strlen(sv->name), base + s->by_name[k]);
+	}
 	return err;
 }
 
-static int add_cand(struct rctx *r, const char *name, struct cand c)
+static int collect_names(struct rctx *r, const struct override_set *ov, struct names *ns)
 {
-	struct rvar *v = find_var(r, name, strlen(name));
+	const struct world *w = r->w;
+	size_t k, slot = spec_slots(r->runner) + spec_slots(r->backend);
+	int err;
 
-	if (!v)
-		return -EINVAL;
+	if ((err = push_spec(r, ns, r->runner, 0)) < 0)
+		return err;
+	ns->nrunner = ns->n;
+	if ((err = push_spec(r, ns, r->backend, spec_slots(r->runner))) < 0)
+		return err;
+	ns->nbackend = ns->n - ns->nrunner;
+	for (k = 0; k < w->image.n && !err; k++)
+		err = names_push(ns, w->image.v[k].name, strlen(w->image.v[k].name), slot++);
+	for (k = 0; k < w->host.n && !err; k++)
+		if (host_allowed(r, w->host.v[k].name))
+			err = names_push(ns, w->host.v[k].name, strlen(w->host.v[k].name),
+					 slot++);
+	for (k = 0; k < w->cli.n && !err; k++)
+		err = names_push(ns, w->cli.v[k].name, strlen(w->cli.v[k].name), slot++);
+	for (k = 0; w->config && k < w->config->nenv && !err; k++)
+		err = names_push(ns, w->config->env[k].name, strlen(w->config->env[k].name),
+				 slot++);
+	for (k = 0; ov && k < ov->n && !err; k++)
+		if (dir_override(r, ov, k))
+			err = names_push(ns, ov->v[k].name, strlen(ov->v[k].name), slot++);
+	return err;
+}
+
+/* Merges the sorted runs a and b into out. out may be the slots just
+ * before b (b at out + na): each write lands before the next unread
+ * element of b, so nothing is overwritten before it is read. */
+static void merge_names(const struct name_ref *a, size_t na, const struct name_ref *b,
+			size_t nb, struct name_ref *out)
+{
+	size_t i = 0, j = 0;
+
+	while (i < na && j < nb)
+		*out++ = name_ref_cmp(&a[i], &b[j]) <= 0 ? a[i++] : b[j++];
+	while (i < na)
+		*out++ = a[i++];
+	while (j < nb)
+		*out++ = b[j++];
+}
+
+/* Sorts the collected names: the rest is sorted, then the three runs are
+ * merged, which is linear in the spec names every directory has. */
+static int sort_names(struct names *ns)
+{
+	size_t nspec = ns->nrunner + ns->nbackend;
+	struct name_ref *tmp;
+
+	if (ns->n - nspec > 1)
+		qsort(ns->v + nspec, ns->n - nspec, sizeof(*ns->v), name_ref_cmp);
+	if (!ns->nrunner || !ns->nbackend) {
+		/* One spec run: merge it with the rest in place. */
+		if (nspec && nspec < ns->n) {
+			if (!(tmp = malloc(nspec * sizeof(*tmp))))
+				return -ENOMEM;
+			memcpy(tmp, ns->v, nspec * sizeof(*tmp));
+			merge_names(tmp, nspec, ns->v + nspec, ns->n - nspec, ns->v);
+			free(tmp);
+		}
+		return 0;
+	}
+	if (!(tmp = malloc(nspec * sizeof(*tmp))))
+		return -ENOMEM;
+	merge_names(ns->v, ns->nrunner, ns->v + ns->nrunner, ns->nbackend, tmp);
+	merge_names(tmp, nspec, ns->v + nspec, ns->n - nspec, ns->v);
+	free(tmp);
+	return 0;
+}
+
+/* The variable of the next name collect_names() pushed after the specs'. */
+static struct rvar *next_var(struct rctx *r)
+{
+	return &r->vars[r->var_of[r->next_of++]];
+}
+
+static int add_cand(struct rctx *r, struct rvar *v, struct cand c)
+{
 	/* collect_names() sized the array for every candidate already. */
 	if (r->ncands == r->capcands) {
 		size_t cap = r->capcands ? r->capcands * 2 : 16;
@@ -255,10 +340,13 @@ static int add_cand(struct rctx *r, const char *name, struct cand c)
 		r->cands = p;
 		r->capcands = cap;
 	}
+	if (r->ncands >= UINT32_MAX)
+		return -EFBIG;
 	c.var = (uint32_t)(v - r->vars);
 	c.seq = (uint32_t)r->ncands;
 	c.applies = -1;
 	r->cands[r->ncands++] = c;
+	v->nc++;
 	return 0;
 }
 
@@ -280,7 +368,7 @@ static int add_runner_secrets(struct rctx *r, const struct spec *base)
 
 static int add_spec(struct rctx *r, const struct spec *s, bool runner)
 {
-	size_t k;
+	size_t k, base = runner ? 0 : spec_slots(r->runner);
 	int err;
 
 	for (k = 0; s && k < s->nvars; k++) {
@@ -290,7 +378,7 @@ static int add_spec(struct rctx *r, const struct spec *s, bool runner)
 
 		if (!spec_var_here(r, sv))
 			continue;
-		v = find_var(r, sv->name, strlen(sv->name));
+		v = &r->vars[r->var_of[base + k]];
 		/* The snapshot points at the specs' copy of the name. */
 		v->name = sv->name;
 		v->name_ext = false;
@@ -313,7 +401,7 @@ static int add_spec(struct rctx *r, const struct spec *s, bool runner)
 		else
 			c.prio = runner ? PRIO_RUNNER : PRIO_BACKEND;
 		c.sv = sv;
-		if ((err = add_cand(r, sv->name, c)) < 0)
+		if ((err = add_cand(r, v, c)) < 0)
 			return err;
 	}
 	return 0;
@@ -332,7 +420,7 @@ static int add_list(struct rctx *r, const struct env_list *l, enum layer layer, 
 		c.lit = l->v[k].value;
 		c.lit_len = l->v[k].value_len;
 		c.source = l->v[k].source;
-		if ((err = add_cand(r, l->v[k].name, c)) < 0)
+		if ((err = add_cand(r, next_var(r), c)) < 0)
 			return err;
 	}
 	return 0;
@@ -349,30 +437,93 @@ static int cand_cmp(const void *a, const void *b)
 	return (y->seq > x->seq) - (y->seq < x->seq);
 }
 
+/* Orders the candidates by variable, then precedence (cand_cmp), in
+ * linear time: each variable's slice is placed by the counts add_cand()
+ * kept in nc, then the few candidates of one name are sorted apart. In
+ * place, with one index per candidate: the table of a 10,000-name
+ * directory is part of a reload's peak. */
+static int group_cands(struct rctx *r)
+{
+	uint32_t *dest = malloc((r->ncands ? r->ncands : 1) * sizeof(*dest));
+	size_t k, off = 0;
+
+	if (!dest)
+		return -ENOMEM;
+	for (k = 0; k < r->nvars; k++) {
+		r->vars[k].c = r->cands + off;
+		off += r->vars[k].nc;
+		r->vars[k].nc = 0;
+	}
+	for (k = 0; k < r->ncands; k++) {
+		struct rvar *v = &r->vars[r->cands[k].var];
+
+		dest[k] = (uint32_t)(v->c - r->cands) + v->nc++;
+	}
+	/* Follows each cycle of the permutation, one element into place per
+	 * swap. */
+	for (k = 0; k < r->ncands; k++) {
+		while (dest[k] != k) {
+			uint32_t d = dest[k];
+			struct cand t = r->cands[d];
+
+			r->cands[d] = r->cands[k];
+			dest[k] = dest[d];
+			dest[d] = d;
+			r->cands[k] = t;
+		}
+	}
+	free(dest);
+	for (k = 0; k < r->nvars; k++) {
+		struct rvar *v = &r->vars[k];
+		size_t i, j;
+
+		if (!v->nc) {
+			v->c = NULL;
+		} else if (v->nc > 16) {
+			/* Only a spec repeating a name many times gets here:
+			 * insertion would be quadratic in it. */
+			qsort(v->c, v->nc, sizeof(*v->c), cand_cmp);
+		} else {
+			for (i = 1; i < v->nc; i++) {
+				struct cand t = v->c[i];
+
+				for (j = i; j && cand_cmp(&t, &v->c[j - 1]) < 0; j--)
+					v->c[j] = v->c[j - 1];
+				v->c[j] = t;
+			}
+		}
+	}
+	return 0;
+}
+
 static int build_table(struct rctx *r, const struct override_set *ov)
 {
 	struct names ns = { 0 };
 	const struct world *w = r->w;
-	size_t k, n = 0;
+	size_t k, n = 0, nslots;
 	int err;
 
-	if ((err = collect_names(r, ov, &ns)) < 0)
+	if ((err = collect_names(r, ov, &ns)) < 0 || (err = sort_names(&ns)) < 0)
 		goto out;
-	if (ns.n > 1)
-		qsort(ns.v, ns.n, sizeof(*ns.v), name_ref_cmp);
+	/* Slots of spec entries for another arch stay unused. */
+	nslots = spec_slots(r->runner) + spec_slots(r->backend) + ns.n - ns.nrunner -
+		 ns.nbackend;
+	r->next_of = spec_slots(r->runner) + spec_slots(r->backend);
 	err = -ENOMEM;
 	if (!(r->vars = calloc(ns.n ? ns.n : 1, sizeof(*r->vars))) ||
-	    !(r->cands = malloc((ns.n ? ns.n : 1) * sizeof(*r->cands))))
+	    !(r->cands = malloc((ns.n ? ns.n : 1) * sizeof(*r->cands))) ||
+	    !(r->var_of = malloc((nslots ? nslots : 1) * sizeof(*r->var_of))))
 		goto out;
 	r->capcands = ns.n ? ns.n : 1;
 	for (k = 0; k < ns.n; k++) {
-		if (n && !name_ref_cmp(&ns.v[k], &ns.v[k - 1]))
-			continue;
-		r->vars[n].name = ns.v[k].name;
-		r->vars[n].name_len = ns.v[k].len;
-		r->vars[n].win = -1;
-		r->vars[n].name_ext = true;
-		n++;
+		if (!n || name_ref_cmp(&ns.v[k], &ns.v[k - 1])) {
+			r->vars[n].name = ns.v[k].name;
+			r->vars[n].name_len = ns.v[k].len;
+			r->vars[n].win = -1;
+			r->vars[n].name_ext = true;
+			n++;
+		}
+		r->var_of[ns.v[k].slot] = (uint32_t)(n - 1);
 	}
 	r->nvars = n;
 	if ((err = add_spec(r, r->runner, true)) < 0 ||
@@ -385,7 +536,7 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 	for (k = 0; w->config && k < w->config->nenv; k++) {
 		struct cand c = { .layer = LAYER_CONFIG, .prio = PRIO_CONFIG, .cfg = (int)k };
 
-		if ((err = add_cand(r, w->config->env[k].name, c)) < 0)
+		if ((err = add_cand(r, next_var(r), c)) < 0)
 			goto out;
 	}
 	for (k = 0; ov && k < ov->n; k++) {
@@ -398,17 +549,11 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 		c.lit = o->value;
 		c.lit_len = o->value_len;
 		c.unset = !o->value;
-		if ((err = add_cand(r, o->name, c)) < 0)
+		if ((err = add_cand(r, next_var(r), c)) < 0)
 			goto out;
 	}
-	if (r->ncands > 1)
-		qsort(r->cands, r->ncands, sizeof(*r->cands), cand_cmp);
-	for (k = 0; k < r->ncands; k++) {
-		struct rvar *v = &r->vars[r->cands[k].var];
-
-		if (!v->nc++)
-			v->c = &r->cands[k];
-	}
+	if ((err = group_cands(r)) < 0)
+		goto out;
 	for (k = 0; k < r->nvars; k++) {
 		struct rvar *v = &r->vars[k];
 
@@ -424,6 +569,8 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 		err = -ENOMEM;
 out:
 	free(ns.v);
+	free(r->var_of);
+	r->var_of = NULL;
 	return err;
 }
 
@@ -607,6 +754,13 @@ static int cfg_value(struct rctx *r, size_t k, const char **val, size_t *len)
 
 	if (cv->st == ST_BUSY)
 		return -ELOOP;
+	if (cv->st == ST_NEW && !memchr(e->raw, '$', e->raw_len)) {
+		/* Nothing to expand: config_expand() would copy it as is. */
+		cv->st = ST_DONE;
+		if (!(cv->val = arena_strndup(r->arena, e->raw, e->raw_len)))
+			return -ENOMEM;
+		cv->len = e->raw_len;
+	}
 	if (cv->st == ST_NEW) {
 		cv->st = ST_BUSY;
 		r->taint = &cv->secret;
@@ -706,16 +860,22 @@ static struct strbuf *explain_buf(struct rctx *r)
 	return &r->texts[r->depth][1];
 }
 
+/* "layer=value\n"; without printf, as every value a layer shadows
+ * passes here. */
 static int add_shadow(struct rctx *r, struct rvar *v, const struct cand *c)
 {
+	struct strbuf *sb = shadow_buf(r);
+	int err;
+
+	if ((err = sb_adds(sb, layer_name(c->layer))) < 0 || (err = sb_addc(sb, '=')) < 0)
+		return err;
 	if (c->unset)
-		return sb_addf(shadow_buf(r), "%s=(unset)\n", layer_name(c->layer));
-	if (v->secret)
-		return sb_addf(shadow_buf(r), "%s=<redacted>\n", layer_name(c->layer));
-	if (sb_addf(shadow_buf(r), "%s=", layer_name(c->layer)) < 0 ||
-	    sb_add(shadow_buf(r), c->val, c->val_len) < 0)
-		return -ENOMEM;
-	return sb_addc(shadow_buf(r), '\n');
+		err = sb_adds(sb, "(unset)");
+	else if (v->secret)
+		err = sb_adds(sb, "<redacted>");
+	else
+		err = sb_add(sb, c->val, c->val_len);
+	return err < 0 ? err : sb_addc(sb, '\n');
 }
 
 /* "backend runner ..." for mask, low to high: built once per directory
@@ -1104,7 +1264,8 @@ static int resolve_var(struct rctx *r, struct rvar *v)
 		return -ELOOP;
 	}
 	v->st = ST_BUSY;
-	r->depth++;
+	if (++r->depth > r->max_depth)
+		r->max_depth = r->depth;
 	prev = r->cur;
 	outer = r->taint;
 	r->cur = v;
@@ -1127,6 +1288,9 @@ static bool is_view_name(const char *name)
 					     "explain", "digest", NULL };
 	size_t k;
 
+	/* Every view name starts with 'e' or 'd'; variable names rarely do. */
+	if (name[0] != 'e' && name[0] != 'd')
+		return false;
 	for (k = 0; views[k]; k++)
 		if (!strcmp(name, views[k]))
 			return true;
@@ -1145,7 +1309,6 @@ static const char *arena_sb(struct rctx *r, const struct strbuf *sb)
 static int build_snapshot(struct rctx *r, struct snapshot **out)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
-	const struct spec_set *set = r->w->specs;
 	size_t k, n = 0;
 	int err = -ENOMEM;
 
@@ -1162,7 +1325,6 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 	for (k = 0; k < r->nvars; k++) {
 		struct rvar *v = &r->vars[k];
 		struct snap_var *sv = &s->vars[n];
-		const struct catalog_entry *ce;
 
 		if (!v->set && !v->param && !v->def)
 			continue;
@@ -1181,9 +1343,7 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 		sv->layer = v->set ? v->layer : LAYER_NONE;
 		sv->source = v->set ? v->source : NULL;
 		sv->def = v->def;
-		sv->note = v->note;
-		if (!sv->note && set && (ce = spec_set_catalog(set, v->name)))
-			sv->note = ce->description;
+		sv->note = v->note;      /* else the catalog's: validate_snapshot() */
 		sv->flags = v->flags;
 		sv->nflags = v->nflags;
 		sv->effective = v->set ? v->effective : NULL;
@@ -1249,7 +1409,7 @@ static void rctx_release(struct rctx *r)
 {
 	size_t k;
 
-	for (k = 0; k <= RESOLVE_MAX_DEPTH; k++) {
+	for (k = 0; k <= r->max_depth; k++) {
 		sb_release(&r->texts[k][0]);
 		sb_release(&r->texts[k][1]);
 	}

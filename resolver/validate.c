@@ -10,8 +10,10 @@
  *  - the specs' cross-variable `rules:`.
  *
  * Runs on a snapshot under construction (not yet published), so it may
- * replace the explain strings of s->vars; everything it allocates for the
- * snapshot comes from s->arena. Diagnostics are added to s->diags. */
+ * replace the explain strings of s->vars, and it gives a variable without
+ * a spec note the catalog's description (it walks the catalog anyway);
+ * everything it allocates for the snapshot comes from s->arena.
+ * Diagnostics are added to s->diags. */
 #include "resolve_internal.h"
 
 #include <errno.h>
@@ -29,6 +31,16 @@ struct vctx {
 	const struct spec *runner;      /* NULL: the backend does not use it */
 	struct snapshot *s;
 	struct strbuf *ex;              /* per s->vars[i]: explain lines to append */
+	/* Positions of the walk over the backend's and the runner's by_name
+	 * and the catalog along with s->vars (all sorted by name). */
+	size_t bpos, rpos, cpos;
+};
+
+/* The entries that may type a name: positions in the by_name of the
+ * backend and of the runner, and its catalog entry. */
+struct entries {
+	size_t bfirst, bn, rfirst, rn;
+	const struct catalog_entry *ce;
 };
 
 /* Where a variable's type comes from, for the wording of messages. */
@@ -224,18 +236,16 @@ static int report(struct vctx *c, size_t idx, enum diag_sev sev, const struct st
 
 /* ---- types ------------------------------------------------------------- */
 
-/* The entry of sp giving name a type: one that applies to arch first (a
- * name may have per-arch entries), else any, since a declaration for
- * another arch still says what the name means. */
-static const struct spec_var *spec_typed(const struct spec *sp, const char *name,
+/* The entry of sp giving a name a type, among its n entries at first in
+ * sp->by_name: one that applies to arch first (a name may have per-arch
+ * entries), else any, since a declaration for another arch still says
+ * what the name means. */
+static const struct spec_var *spec_typed(const struct spec *sp, size_t first, size_t n,
 					 const char *arch)
 {
 	const struct spec_var *any = NULL;
-	size_t first, n, k;
+	size_t k;
 
-	if (!sp)
-		return NULL;
-	n = spec_entries(sp, name, &first);
 	for (k = 0; k < n; k++) {
 		const struct spec_var *v = &sp->vars[sp->by_name[first + k]];
 
@@ -249,19 +259,70 @@ static const struct spec_var *spec_typed(const struct spec *sp, const char *name
 	return any;
 }
 
-/* Backend spec, then runner, then catalog. False when nothing types name. */
-static bool find_type(const struct vctx *c, const char *name, struct tinfo *ti)
+/* The entries of name, searched for (a name out of order: pins). */
+static void entries_find(const struct vctx *c, const char *name, struct entries *e)
+{
+	e->bn = c->backend ? spec_entries(c->backend, name, &e->bfirst) : 0;
+	e->rn = c->runner ? spec_entries(c->runner, name, &e->rfirst) : 0;
+	e->ce = c->set ? spec_set_catalog(c->set, name) : NULL;
+}
+
+/* The entries of sp named name at or after *pos, which moves up to
+ * them: names asked in ascending order cost one walk over by_name. */
+static size_t spec_walk(const struct spec *sp, size_t *pos, const char *name, size_t *first)
+{
+	size_t end;
+	int cmp = 1;
+
+	while (*pos < sp->nvars && (cmp = strcmp(sp->vars[sp->by_name[*pos]].name, name)) < 0)
+		(*pos)++;
+	*first = *pos;
+	if (*pos == sp->nvars || cmp)
+		return 0;
+	for (end = *pos + 1; end < sp->nvars && !strcmp(sp->vars[sp->by_name[end]].name, name);
+	     end++)
+		;
+	return end - *pos;
+}
+
+/* The catalog entry of name, for names asked in ascending byte order:
+ * *pos keeps the place, so the catalog is walked once instead of searched
+ * per name. NULL when absent or set is NULL. */
+static const struct catalog_entry *catalog_walk(const struct spec_set *set, size_t *pos,
+						const char *name)
+{
+	int cmp = 1;
+
+	if (!set)
+		return NULL;
+	while (*pos < set->ncatalog && (cmp = strcmp(set->catalog[*pos].name, name)) < 0)
+		(*pos)++;
+	return *pos < set->ncatalog && !cmp ? &set->catalog[*pos] : NULL;
+}
+
+/* The entries of s->vars[i], the walks' next name. */
+static void entries_next(struct vctx *c, size_t i, struct entries *e)
+{
+	const char *name = c->s->vars[i].name;
+
+	e->bn = c->backend ? spec_walk(c->backend, &c->bpos, name, &e->bfirst) : 0;
+	e->rn = c->runner ? spec_walk(c->runner, &c->rpos, name, &e->rfirst) : 0;
+	e->ce = catalog_walk(c->set, &c->cpos, name);
+}
+
+/* Backend spec, then runner, then catalog. False when nothing types the
+ * name of e. */
+static bool find_type(const struct vctx *c, const struct entries *e, struct tinfo *ti)
 {
 	const struct spec_var *sv;
 
 	memset(ti, 0, sizeof(*ti));
-	if ((sv = spec_typed(c->backend, name, c->s->arch))) {
+	if ((sv = e->bn ? spec_typed(c->backend, e->bfirst, e->bn, c->s->arch) : NULL)) {
 		ti->spec = c->backend;
-	} else if ((sv = spec_typed(c->runner, name, c->s->arch))) {
+	} else if ((sv = e->rn ? spec_typed(c->runner, e->rfirst, e->rn, c->s->arch) : NULL)) {
 		ti->spec = c->runner;
 	} else {
-		if (!c->set || !(ti->ce = spec_set_catalog(c->set, name)) ||
-		    ti->ce->type.type == VT_NONE)
+		if (!(ti->ce = e->ce) || ti->ce->type.type == VT_NONE)
 			return false;
 		ti->t = &ti->ce->type;
 		return true;
@@ -348,7 +409,7 @@ static int check_bool(struct vctx *c, size_t idx, const struct tinfo *ti, struct
 	if (b >= 0) {
 		if (v->secret)
 			return 0;
-		if ((err = add_assign(m, v)) || (err = sb_addf(m, " means %s", b ? "on" : "off")))
+		if ((err = add_assign(m, v)) || (err = sb_adds(m, b ? " means on" : " means off")))
 			return err;
 		return explain_add(c, idx, sb_str(m));
 	}
@@ -475,14 +536,14 @@ static int check_list(struct vctx *c, size_t idx, const struct tinfo *ti, struct
 	return err;
 }
 
-static int check_type(struct vctx *c, size_t idx)
+static int check_type(struct vctx *c, size_t idx, const struct entries *e)
 {
 	const struct snap_var *v = &c->s->vars[idx];
 	struct strbuf m = STRBUF_INIT;
 	struct tinfo ti;
 	int err = 0;
 
-	if (!v->set || !v->value || !find_type(c, v->name, &ti))
+	if (!v->set || !v->value || !find_type(c, e, &ti))
 		return 0;
 	if (ti.t->type == VT_NONE || ti.t->type == VT_STRING || ti.t->type == VT_PATH)
 		return 0;
@@ -692,6 +753,7 @@ static int check_pins(struct vctx *c, const struct spec *sp)
 	for (k = 0; k < sp->nvars && !err; k++) {
 		const struct spec_var *sv = &sp->vars[k];
 		const struct snap_var *v;
+		struct entries e;
 		struct tinfo ti;
 		ptrdiff_t idx;
 		bool typed;
@@ -709,7 +771,8 @@ static int check_pins(struct vctx *c, const struct spec *sp)
 		/* Empty is unset, and unset never contradicts. */
 		if (!v->set || !v->value || !v->value_len)
 			continue;
-		typed = find_type(c, sv->name, &ti);
+		entries_find(c, sv->name, &e);
+		typed = find_type(c, &e, &ti);
 		if (pin_agrees(v, &ti, typed, sv->pins[j].value))
 			continue;
 		sb_reset(&m);
@@ -794,7 +857,7 @@ static int finish_explain(struct vctx *c)
 int validate_snapshot(const struct spec_set *set, const struct spec *backend,
 		      const struct spec *runner, struct snapshot *s)
 {
-	struct vctx c = { set, backend, runner, s, NULL };
+	struct vctx c = { set, backend, runner, s, NULL, 0, 0, 0 };
 	size_t i;
 	int err = 0;
 
@@ -803,9 +866,14 @@ int validate_snapshot(const struct spec_set *set, const struct spec *backend,
 	if (!(c.ex = calloc(s->nvars ? s->nvars : 1, sizeof(*c.ex))))
 		return -ENOMEM;
 	for (i = 0; i < s->nvars && !err; i++) {
+		struct entries e;
+
+		entries_next(&c, i, &e);
+		if (!s->vars[i].note && e.ce)
+			s->vars[i].note = e.ce->description;
 		if (!(err = explain_retired(&c, i)) && !(err = check_owned(&c, i, backend)) &&
 		    !(err = check_owned(&c, i, runner)))
-			err = check_type(&c, i);
+			err = check_type(&c, i, &e);
 	}
 	if (!err && !(err = check_pins(&c, backend)) && !(err = check_pins(&c, runner)) &&
 	    !(err = check_rules(&c, runner)) && !(err = check_rules(&c, backend)))

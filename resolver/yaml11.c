@@ -248,11 +248,17 @@ enum y11_type y11_resolve(const char *s, size_t len)
 		"", "~", "null", "Null", "NULL", NULL };
 	struct ts t;
 
+	/* Every regex below starts with one of these bytes, or matches the
+	 * empty string: variable names and most values (NCCL_..., /data)
+	 * are strings after one test instead of some forty comparisons. */
+	if (len && (!s[0] || !strchr("0123456789+-.yYnNtTfFoO~<=", s[0])))
+		return Y11_STR;
 	/* The regexes cannot overlap, so the resolver's order (bool, float,
-	 * int, merge, null, timestamp, value) does not matter here. */
-	if (eq_any(s, len, bools))
+	 * int, merge, null, timestamp, value) does not matter here. Every
+	 * bool and null spelling is at most 5 bytes. */
+	if (len <= 5 && eq_any(s, len, bools))
 		return Y11_BOOL;
-	if (eq_any(s, len, nulls))
+	if (len <= 5 && eq_any(s, len, nulls))
 		return Y11_NULL;
 	if (is_float(s, len))
 		return Y11_FLOAT;
