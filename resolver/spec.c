@@ -789,6 +789,13 @@ static struct catalog_block *catalog_block_of(struct catalog_entry *v)
 	return (struct catalog_block *)((char *)v - offsetof(struct catalog_block, v));
 }
 
+struct catalog_entry *catalog_new_array(size_t n)
+{
+	struct catalog_block *blk = calloc(1, sizeof(*blk) + (n ? n : 1) * sizeof(blk->v[0]));
+
+	return blk ? blk->v : NULL;
+}
+
 /* Takes doc. */
 static int catalog_from_loaded(const char *display, struct ydoc *doc,
 			       struct catalog_entry **out, size_t *nout,

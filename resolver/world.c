@@ -84,7 +84,7 @@ static int load_host(struct world *w, const struct envfs_inputs *in)
  * the load makes the next digest differ and load again. Either way the
  * specs end up in a spec_share, which the snapshots resolved from them
  * hold on to. */
-static int load_specs(struct world *w, const char *dir, const char *only,
+static int load_specs(struct world *w, const struct envfs_inputs *in,
 		      const struct world *prev, bool share)
 {
 	struct spec_share *sh = prev ? prev->spec_share : NULL;
@@ -93,7 +93,7 @@ static int load_specs(struct world *w, const char *dir, const char *only,
 	uint8_t digest[SHA256_LEN];
 	/* A set read for one backend (only) is not the whole directory the
 	 * digest covers: never offered for sharing. */
-	bool have = share && !only && specs_dir_digest(dir, digest) == 0;
+	bool have = share && !in->only_backend && specs_dir_digest(in->specs_dir, digest) == 0;
 	int err;
 
 	if (have && sh && sh->has_digest && !memcmp(sh->digest, digest, SHA256_LEN)) {
@@ -101,7 +101,7 @@ static int load_specs(struct world *w, const char *dir, const char *only,
 		w->specs = sh->set;
 		return diag_extend(&w->diags, &sh->diags);
 	}
-	err = spec_set_load_dir(dir, only, &set, &d);
+	err = spec_set_load_dir(in->specs_dir, in->only_backend, in->prebuilt_catalog, &set, &d);
 	if (err == 0 && (err = spec_share_new(set, &d, &sh)) == 0) {
 		sh->has_digest = have;
 		if (have)
@@ -125,7 +125,7 @@ static int load(const struct envfs_inputs *in, const struct world *prev, bool sh
 
 	if (!w)
 		return -ENOMEM;
-	err = load_specs(w, in->specs_dir, in->only_backend, prev, share);
+	err = load_specs(w, in, prev, share);
 	if (err == -ENOMEM)
 		goto out;
 	failed |= err < 0;
