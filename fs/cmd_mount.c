@@ -8,7 +8,6 @@
  * on the terminal), and the session is mounted before daemonizing (mount
  * errors still reach the terminal); threads start after the fork. */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -94,7 +93,7 @@ int cmd_mount(int argc, char **argv)
 	struct envfs fs;
 	struct fuse_session *se = NULL;
 	bool state_ready = false, handlers = false, mounted = false;
-	int cwd = -1, ret = 2, res;
+	int ret = 2, res;
 
 	memset(&fs, 0, sizeof(fs));
 	memory_policy_init();
@@ -131,16 +130,10 @@ int cmd_mount(int argc, char **argv)
 		goto out;
 	mounted = true;
 	fs.se = se;
-	/* Daemonizing moves to /, but inputs named relative to where we
-	 * started are reloaded and shown as given, so come back. */
-	cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if ((res = envfs_daemonize(mo.foreground)) < 0) {
 		fprintf(stderr, "primus-envfs: cannot daemonize: %s\n", strerror(-res));
 		goto out;
 	}
-	if (cwd >= 0 && fchdir(cwd) < 0)
-		fprintf(stderr, "primus-envfs: cannot return to the start directory: %s\n",
-			strerror(errno));
 	if (reloader_start(fs.reloader) < 0)
 		goto out;
 	res = loop_run(se, &(struct loop_opts){
@@ -162,8 +155,6 @@ out:
 	 * kernel opened and never released (a SIGTERM, an unmount while a
 	 * process still had files open). */
 	handles_release_all(&fs.handles);
-	if (cwd >= 0)
-		close(cwd);
 	blob_unref(fs.status_blob);
 	blob_unref(fs.status_src);
 	if (state_ready)

@@ -39,7 +39,7 @@ int envfs_daemonize(bool foreground)
 	pid_t pid;
 
 	if (foreground)
-		goto to_root;
+		return 0;
 	if (pipe2(ready, O_CLOEXEC) < 0)
 		return -errno;
 	if ((pid = fork()) < 0) {
@@ -58,8 +58,5 @@ int envfs_daemonize(bool foreground)
 	else if ((err = stdio_to_null()) == 0 && write(ready[1], &(char){ 1 }, 1) != 1)
 		err = -errno;
 	close(ready[1]);
-	if (err < 0)
-		return err;
-to_root:
-	return chdir("/") < 0 ? -errno : 0;
+	return err;
 }

@@ -7,8 +7,9 @@
 /* Without foreground: forks; the parent waits until the child has
  * detached (new session, stdio on /dev/null) and exits 0, or 1 when the
  * child failed first, so the shell gets its prompt back with the mount
- * usable. Either way the process ends up in "/", holding no directory
- * busy. Returns 0 in the process that goes on, or a negative errno.
+ * usable. The directory stays: inputs named relative to where the daemon
+ * started are reloaded from there. Returns 0 in the process that goes on,
+ * or a negative errno.
  *
  * Ours rather than libfuse's fuse_daemonize(): that one lives in the
  * object file that also holds fuse_main(), which would pull libfuse's

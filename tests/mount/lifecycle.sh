@@ -72,6 +72,13 @@ mountpoint -q "$MNT" || fail "background mount: not mounted"
 # Find the daemon by the mount it serves (the test's own unique path).
 bgpid=$(pgrep -f -- "primus-envfs.* $MNT\$" | head -1)
 [ -n "$bgpid" ] || fail "no background daemon"
+# Detached (fs/daemonize.c): a session of its own, stdio on /dev/null.
+[ "$(ps -o sid= -p "$bgpid" | tr -d ' ')" = "$bgpid" ] ||
+	fail "background daemon is not a session leader: sid $(ps -o sid= -p "$bgpid")"
+for fd in 0 1 2; do
+	[ "$(readlink "/proc/$bgpid/fd/$fd")" = /dev/null ] ||
+		fail "background daemon fd $fd is $(readlink "/proc/$bgpid/fd/$fd")"
+done
 kill -TERM "$bgpid"
 for _ in $(seq 1 100); do
 	kill -0 "$bgpid" 2>/dev/null || break
