@@ -852,6 +852,17 @@ int catalog_load_file(const char *path, const char *display,
 	return catalog_from_loaded(display ? display : path, doc, out, nout, diags);
 }
 
+int catalog_load_bytes(const char *path, const char *display, const char *buf, size_t len,
+		       struct catalog_entry **out, size_t *nout, struct diag_list *diags)
+{
+	struct ydoc *doc = NULL;
+	int err;
+
+	if ((err = ydoc_load_buffer(path, buf, len, &doc, diags)) < 0)
+		return err;
+	return catalog_from_loaded(display ? display : path, doc, out, nout, diags);
+}
+
 int catalog_load_buffer(const char *name, const char *buf, size_t len,
 			struct catalog_entry **out, size_t *nout, struct diag_list *diags)
 {

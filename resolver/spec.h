@@ -156,6 +156,10 @@ int catalog_load_file(const char *path, const char *display,
 		      struct catalog_entry **out, size_t *nout, struct diag_list *diags);
 int catalog_load_buffer(const char *name, const char *buf, size_t len,
 			struct catalog_entry **out, size_t *nout, struct diag_list *diags);
+/* catalog_load_file() over bytes already read from path: YAML errors name
+ * path, schema errors display, as catalog_load_file() does. */
+int catalog_load_bytes(const char *path, const char *display, const char *buf, size_t len,
+		       struct catalog_entry **out, size_t *nout, struct diag_list *diags);
 void catalog_free(struct catalog_entry *v, size_t n);
 /* n zeroed entries that catalog_free() can free (it frees each entry's
  * type.values array, never its strings); NULL on out of memory. */

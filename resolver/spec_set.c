@@ -200,8 +200,8 @@ static int load_catalog(const char *path, const char *display,
 	if (catalog_prebuilt_matches(prebuilt, buf, len))
 		err = catalog_from_prebuilt(prebuilt, &set->catalog, &set->ncatalog);
 	else
-		err = catalog_load_buffer(display, buf, len, &set->catalog, &set->ncatalog,
-					  diags);
+		err = catalog_load_bytes(path, display, buf, len, &set->catalog,
+					 &set->ncatalog, diags);
 	free(buf);
 	return err;
 }

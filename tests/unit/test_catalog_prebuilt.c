@@ -210,6 +210,62 @@ static void test_catalog_prebuilt__spec_set_takes_the_table_only_for_its_bytes(v
 	assert_int_equal(system(cmd), 0);
 }
 
+static void assert_same_diags(const struct diag_list *a, const struct diag_list *b)
+{
+	size_t k;
+
+	assert_int_equal(a->n, b->n);
+	for (k = 0; k < a->n; k++) {
+		assert_int_equal(a->v[k].sev, b->v[k].sev);
+		assert_same_str(a->v[k].file, b->v[k].file);
+		assert_int_equal(a->v[k].line, b->v[k].line);
+		assert_int_equal(a->v[k].col, b->v[k].col);
+		assert_string_equal(a->v[k].msg, b->v[k].msg);
+	}
+}
+
+/* A broken catalog.yaml reads the same with or without a table: same
+ * result, same diagnostics, each naming the file as for any spec file. */
+static void test_catalog_prebuilt__a_broken_catalog_has_the_same_diagnostics(void **state)
+{
+	static const char *const broken[] = {
+		"catalog:\n  - name: [unclosed\n",             /* YAML syntax */
+		"catalog:\n  - name: X\n    colour: red\n",   /* schema */
+	};
+	char specs[4096], copy[] = "/tmp/envfs-cp-XXXXXX", cmd[12288], path[4200];
+	size_t k;
+
+	(void)state;
+	snprintf(specs, sizeof(specs), "%s", env_or("ENVFS_SPECS", "specs"));
+	assert_non_null(mkdtemp(copy));
+	snprintf(cmd, sizeof(cmd), "cp '%s'/*.yaml '%s'/", specs, copy);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/catalog.yaml", copy);
+	for (k = 0; k < sizeof(broken) / sizeof(broken[0]); k++) {
+		struct diag_list with = DIAG_LIST_INIT, without = DIAG_LIST_INIT;
+		struct spec_set *a = NULL, *b = NULL;
+		FILE *f = fopen(path, "w");
+
+		assert_non_null(f);
+		fputs(broken[k], f);
+		fclose(f);
+		assert_int_equal(spec_set_load_dir(copy, "maxtext", &envfs_shipped_catalog, &a,
+						   &with), -EINVAL);
+		assert_int_equal(spec_set_load_dir(copy, "maxtext", NULL, &b, &without), -EINVAL);
+		assert_true(with.n > 0);
+		assert_same_diags(&with, &without);
+		/* Syntax errors name the file as given, like every spec file. */
+		if (k == 0)
+			assert_string_equal(with.v[0].file, path);
+		spec_set_free(a);
+		spec_set_free(b);
+		diag_list_release(&with);
+		diag_list_release(&without);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -r '%s'", copy);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -218,6 +274,7 @@ int main(void)
 		cmocka_unit_test(test_catalog_prebuilt__other_bytes_do_not_match),
 		cmocka_unit_test(test_catalog_prebuilt__a_catalog_with_diagnostics_is_not_compiled),
 		cmocka_unit_test(test_catalog_prebuilt__spec_set_takes_the_table_only_for_its_bytes),
+		cmocka_unit_test(test_catalog_prebuilt__a_broken_catalog_has_the_same_diagnostics),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
