@@ -87,13 +87,24 @@ out:
 	return err;
 }
 
+/* loop_run's on_ready: releases the waiting parent (daemonize.h). */
+static int daemon_ready(void *arg)
+{
+	int *ready = arg, err = envfs_daemonize_done(*ready);
+
+	*ready = -1;
+	if (err < 0)
+		fprintf(stderr, "primus-envfs: cannot daemonize: %s\n", strerror(-err));
+	return err;
+}
+
 int cmd_mount(int argc, char **argv)
 {
 	struct mount_opts mo;
 	struct envfs fs;
 	struct fuse_session *se = NULL;
 	bool state_ready = false, handlers = false, mounted = false;
-	int ret = 2, res;
+	int ret = 2, res, ready = -1;
 
 	memset(&fs, 0, sizeof(fs));
 	memory_policy_init();
@@ -130,7 +141,9 @@ int cmd_mount(int argc, char **argv)
 		goto out;
 	mounted = true;
 	fs.se = se;
-	if ((res = envfs_daemonize(mo.foreground)) < 0) {
+	/* The shell gets its prompt back only once the threads run: a start
+	 * that fails before then exits 2 with its reasons on the terminal. */
+	if ((res = envfs_daemonize_begin(mo.foreground, &ready)) < 0) {
 		fprintf(stderr, "primus-envfs: cannot daemonize: %s\n", strerror(-res));
 		goto out;
 	}
@@ -139,10 +152,15 @@ int cmd_mount(int argc, char **argv)
 	res = loop_run(se, &(struct loop_opts){
 		.spin_us = mo.spin_us,
 		.workers = mo.single_thread ? 0 : LOOP_DEFAULT_WORKERS,
-		.fh_may_block = envfs_fh_may_block });
+		.fh_may_block = envfs_fh_may_block,
+		.on_ready = daemon_ready,
+		.ready_arg = &ready });
 	/* A signal ends the loop with its (positive) number: a clean exit. */
 	ret = res < 0 ? 1 : 0;
 out:
+	/* Not ready after all: the parent, waiting, exits 2. */
+	if (ready >= 0)
+		close(ready);
 	/* The reload thread sends notifications on se: stop it first. */
 	reloader_free(fs.reloader);
 	if (mounted)

@@ -1,4 +1,4 @@
-/* envfs_daemonize; see daemonize.h. */
+/* envfs_daemonize_begin/done; see daemonize.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -6,10 +6,12 @@
 
 #include "daemonize.h"
 
-/* Points fds 0-2 at /dev/null: the terminal may go away. */
+/* Points fds 0-2 at /dev/null. Not O_CLOEXEC: when a standard fd was
+ * closed at start, open() returns that very fd and dup2 leaves it as is,
+ * and a standard fd must survive the exec of fusermount3 at unmount. */
 static int stdio_to_null(void)
 {
-	int fd = open("/dev/null", O_RDWR | O_CLOEXEC), i, err = 0;
+	int fd = open("/dev/null", O_RDWR), i, err = 0;
 
 	if (fd < 0)
 		return -errno;
@@ -21,8 +23,8 @@ static int stdio_to_null(void)
 	return err;
 }
 
-/* The parent's side: the byte says the child got through; EOF without
- * it (the child failed or died first) is a failed start. */
+/* The parent's side: the byte says the daemon is up; EOF without it (the
+ * child failed, or died) is a failed start, like the mount's other ones. */
 _Noreturn static void wait_for_child(int rfd)
 {
 	char got = 0;
@@ -30,33 +32,47 @@ _Noreturn static void wait_for_child(int rfd)
 
 	while ((n = read(rfd, &got, 1)) < 0 && errno == EINTR)
 		;
-	_exit(n == 1 && got == 1 ? 0 : 1);
+	_exit(n == 1 && got == 1 ? 0 : 2);
 }
 
-int envfs_daemonize(bool foreground)
+int envfs_daemonize_begin(bool foreground, int *ready)
 {
-	int ready[2], err = 0;
+	int fds[2], err;
 	pid_t pid;
 
+	*ready = -1;
 	if (foreground)
 		return 0;
-	if (pipe2(ready, O_CLOEXEC) < 0)
+	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
 	if ((pid = fork()) < 0) {
 		err = -errno;
-		close(ready[0]);
-		close(ready[1]);
+		close(fds[0]);
+		close(fds[1]);
 		return err;
 	}
 	if (pid > 0) {
-		close(ready[1]);
-		wait_for_child(ready[0]);
+		close(fds[1]);
+		wait_for_child(fds[0]);
 	}
-	close(ready[0]);
-	if (setsid() < 0)
+	close(fds[0]);
+	if (setsid() < 0) {
 		err = -errno;
-	else if ((err = stdio_to_null()) == 0 && write(ready[1], &(char){ 1 }, 1) != 1)
+		close(fds[1]);
+		return err;
+	}
+	*ready = fds[1];
+	return 0;
+}
+
+int envfs_daemonize_done(int ready)
+{
+	int err;
+
+	if (ready < 0)
+		return 0;
+	if ((err = stdio_to_null()) == 0 && write(ready, &(char){ 1 }, 1) != 1)
 		err = -errno;
-	close(ready[1]);
+	close(ready);
 	return err;
 }

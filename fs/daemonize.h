@@ -1,19 +1,27 @@
-/* daemonize: detach the mounted daemon from the terminal. */
+/* daemonize: detach the mounted daemon from the terminal, and tell the
+ * shell only once the mount is ready.
+ *
+ * Ours rather than libfuse's fuse_daemonize(): that one lives in the
+ * object file that also holds fuse_main(), which would pull libfuse's
+ * high-level API and its dlopen()ed modules into a static executable; and
+ * it reports success before the daemon has started its threads. */
 #ifndef ENVFS_DAEMONIZE_H
 #define ENVFS_DAEMONIZE_H
 
 #include <stdbool.h>
 
-/* Without foreground: forks; the parent waits until the child has
- * detached (new session, stdio on /dev/null) and exits 0, or 1 when the
- * child failed first, so the shell gets its prompt back with the mount
- * usable. The directory stays: inputs named relative to where the daemon
- * started are reloaded from there. Returns 0 in the process that goes on,
- * or a negative errno.
- *
- * Ours rather than libfuse's fuse_daemonize(): that one lives in the
- * object file that also holds fuse_main(), which would pull libfuse's
- * high-level API and its dlopen()ed modules into a static executable. */
-int envfs_daemonize(bool foreground);
+/* Without foreground: forks, and the parent waits for
+ * envfs_daemonize_done() in the child: it exits 0 then, or 2 when the
+ * child exits first (its reasons are on the terminal: stdio stays until
+ * done). The child gets a session of its own. *ready is the fd to hand to
+ * envfs_daemonize_done(), -1 in the foreground. The directory stays:
+ * inputs named relative to it are reloaded from there. Returns 0 in the
+ * process that goes on, or a negative errno. */
+int envfs_daemonize_begin(bool foreground, int *ready);
+
+/* The daemon is up: stdio goes to /dev/null (the terminal may go away)
+ * and the parent is released. Closes ready; nothing to do for -1.
+ * Returns 0 or a negative errno (the parent then exits 2). */
+int envfs_daemonize_done(int ready);
 
 #endif

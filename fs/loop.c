@@ -231,6 +231,8 @@ int loop_run(struct fuse_session *se, const struct loop_opts *o)
 		fprintf(stderr, "primus-envfs: /dev/fuse: %s\n", strerror(-res));
 		goto out;
 	}
+	if (o->on_ready && (res = o->on_ready(o->ready_arg)) < 0)
+		goto out;
 	while (!fuse_session_exited(se)) {
 		res = fuse_session_receive_buf(se, &fb);
 		if (res == -EAGAIN) {

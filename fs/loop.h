@@ -34,6 +34,10 @@ struct loop_opts {
 	 * handle buffers writes, and its lock is held across a commit); such
 	 * reads and getattrs go to the workers too. NULL: none does. */
 	bool (*fh_may_block)(uint64_t fh);
+	/* Called once the workers run, before the first request is read
+	 * (daemonize's "ready"); a negative errno from it ends the loop. */
+	int (*on_ready)(void *arg);
+	void *ready_arg;
 };
 
 /* Runs the session until it is unmounted or a termination signal

@@ -87,6 +87,19 @@ done
 ! kill -0 "$bgpid" 2>/dev/null || fail "background daemon survived SIGTERM"
 ! mountpoint -q "$MNT" || fail "background daemon left $MNT mounted"
 
+# Without -f, a start that fails after the fork (here: no address space
+# for the workers' stacks) still exits 2 with its reason on the terminal:
+# the shell is told only once the threads run (fs/daemonize.h). ASan
+# needs terabytes of address space, so not under it.
+if ! grep -q __asan_init "$ENVFS_BIN" 2>/dev/null; then
+	rc=0
+	(ulimit -v 20000 && exec "$ENVFS_BIN" "${IN[@]}" "$MNT") 2>"$TMP/bgfail.err" || rc=$?
+	[ "$rc" -eq 2 ] || fail "background start without workers exited $rc, not 2"
+	grep -q "cannot start the FUSE workers" "$TMP/bgfail.err" ||
+		fail "background start without workers: no reason on stderr: $(cat "$TMP/bgfail.err")"
+	! mountpoint -q "$MNT" || fail "background start without workers left $MNT mounted"
+fi
+
 # expect_fail NAME PATTERN LINES CMD...: CMD exits non-zero, prints exactly
 # LINES lines on stderr, the first matching PATTERN, and mounts nothing.
 expect_fail() {
