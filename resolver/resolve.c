@@ -101,7 +101,7 @@ struct rctx {
 	 * by slot (spec_slots()); the add_* functions take them from here
 	 * instead of searching, the non-spec ones in push order (next_of) */
 	uint32_t *var_of;
-	size_t next_of;
+	size_t next_of, nslots;
 	struct diag_list diags;
 	struct arena *arena;
 	unsigned depth;                 /* nested resolve_var calls */
@@ -322,14 +322,24 @@ static int sort_names(struct names *ns)
 	return 0;
 }
 
-/* The variable of the next name collect_names() pushed after the specs'. */
-static struct rvar *next_var(struct rctx *r)
+/* The variable of the next name collect_names() pushed after the specs',
+ * which must be name: the add_* calls follow collect_names()' order and
+ * filters, and a slip there would give a value to the wrong variable.
+ * NULL (an internal error) when it is not. */
+static struct rvar *next_var(struct rctx *r, const char *name)
 {
-	return &r->vars[r->var_of[r->next_of++]];
+	struct rvar *v;
+
+	if (r->next_of >= r->nslots)
+		return NULL;
+	v = &r->vars[r->var_of[r->next_of++]];
+	return strlen(name) == v->name_len && !memcmp(name, v->name, v->name_len) ? v : NULL;
 }
 
 static int add_cand(struct rctx *r, struct rvar *v, struct cand c)
 {
+	if (!v)
+		return -EINVAL;
 	/* collect_names() sized the array for every candidate already. */
 	if (r->ncands == r->capcands) {
 		size_t cap = r->capcands ? r->capcands * 2 : 16;
@@ -420,7 +430,7 @@ static int add_list(struct rctx *r, const struct env_list *l, enum layer layer, 
 		c.lit = l->v[k].value;
 		c.lit_len = l->v[k].value_len;
 		c.source = l->v[k].source;
-		if ((err = add_cand(r, next_var(r), c)) < 0)
+		if ((err = add_cand(r, next_var(r, l->v[k].name), c)) < 0)
 			return err;
 	}
 	return 0;
@@ -509,6 +519,7 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 	nslots = spec_slots(r->runner) + spec_slots(r->backend) + ns.n - ns.nrunner -
 		 ns.nbackend;
 	r->next_of = spec_slots(r->runner) + spec_slots(r->backend);
+	r->nslots = nslots;
 	err = -ENOMEM;
 	if (!(r->vars = calloc(ns.n ? ns.n : 1, sizeof(*r->vars))) ||
 	    !(r->cands = malloc((ns.n ? ns.n : 1) * sizeof(*r->cands))) ||
@@ -536,7 +547,7 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 	for (k = 0; w->config && k < w->config->nenv; k++) {
 		struct cand c = { .layer = LAYER_CONFIG, .prio = PRIO_CONFIG, .cfg = (int)k };
 
-		if ((err = add_cand(r, next_var(r), c)) < 0)
+		if ((err = add_cand(r, next_var(r, w->config->env[k].name), c)) < 0)
 			goto out;
 	}
 	for (k = 0; ov && k < ov->n; k++) {
@@ -549,8 +560,13 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 		c.lit = o->value;
 		c.lit_len = o->value_len;
 		c.unset = !o->value;
-		if ((err = add_cand(r, next_var(r), c)) < 0)
+		if ((err = add_cand(r, next_var(r, o->name), c)) < 0)
 			goto out;
+	}
+	/* Every name collect_names() pushed was given its candidate. */
+	if (r->next_of != r->nslots) {
+		err = -EINVAL;
+		goto out;
 	}
 	if ((err = group_cands(r)) < 0)
 		goto out;

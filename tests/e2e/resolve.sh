@@ -230,6 +230,28 @@ sed 's/^backend: megatron$/backend: maxtext2/' "$ENVFS_SPECS/megatron.yaml" >"$T
 run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve --specs "$TMP/sel/dup" -b maxtext -a gfx950
 cmp -s "$TMP/out" "$TMP/good" || fail "backend maxtext2 disturbed the maxtext resolve"
 
+# Host passthrough is per backend: the runner's list (MASTER_ADDR, ...)
+# reaches a backend that uses the runner and not torch_fl
+# (uses_runner: false), in the same run as a --env and a config value, so
+# the candidates of every layer land on their own variables.
+printf 'env:\n  NCCL_DEBUG: "INFO"\n' >"$TMP/host.yaml"
+for ba in maxtext/gfx950 torch_fl/cuda; do
+	run "$TMP/out" "$TMP/err" env -i PATH="$PATH" MASTER_ADDR=10.7.7.7 \
+		${ASAN_OPTIONS+ASAN_OPTIONS="$ASAN_OPTIONS"} \
+		${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} \
+		"$ENVFS_BIN" resolve --config "$TMP/host.yaml" --env NNODES=3 \
+		-b "${ba%/*}" -a "${ba#*/}"
+	[ "$rc" -eq 0 ] || fail "$ba with MASTER_ADDR in the host environment exited $rc: $(cat "$TMP/err")"
+	grep -qx 'NNODES=3' "$TMP/out" || fail "$ba: --env NNODES=3 lost"
+	grep -qx 'NCCL_DEBUG=INFO' "$TMP/out" || fail "$ba: config NCCL_DEBUG=INFO lost"
+	case $ba in
+	maxtext/*) grep -qx 'MASTER_ADDR=10.7.7.7' "$TMP/out" ||
+			fail "maxtext: host MASTER_ADDR did not pass through" ;;
+	torch_fl/*) ! grep -q '10.7.7.7' "$TMP/out" ||
+			fail "torch_fl: the runner's passthrough reached it: $(grep 10.7.7.7 "$TMP/out")" ;;
+	esac
+done
+
 # The shipped catalog is compiled into the executable and taken for a
 # catalog.yaml of exactly its bytes (resolver/catalog_prebuilt.h). The same
 # catalog with one comment line more is parsed: every format, for a
