@@ -304,7 +304,7 @@ static int sort_names(struct names *ns)
 	if (ns->n - nspec > 1)
 		qsort(ns->v + nspec, ns->n - nspec, sizeof(*ns->v), name_ref_cmp);
 	if (!ns->nrunner || !ns->nbackend) {
-		/* One spec run: merge it with the rest in place. */
+		/* One spec run: merge a copy of it with the rest back into v. */
 		if (nspec && nspec < ns->n) {
 			if (!(tmp = malloc(nspec * sizeof(*tmp))))
 				return -ENOMEM;

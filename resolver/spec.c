@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -791,8 +792,11 @@ static struct catalog_block *catalog_block_of(struct catalog_entry *v)
 
 struct catalog_entry *catalog_new_array(size_t n)
 {
-	struct catalog_block *blk = calloc(1, sizeof(*blk) + (n ? n : 1) * sizeof(blk->v[0]));
+	struct catalog_block *blk;
 
+	if (n > (SIZE_MAX - sizeof(*blk)) / sizeof(blk->v[0]))
+		return NULL;
+	blk = calloc(1, sizeof(*blk) + (n ? n : 1) * sizeof(blk->v[0]));
 	return blk ? blk->v : NULL;
 }
 

@@ -421,7 +421,7 @@ static void drop_caches(void)
 static double run_cmd(char *const argv[])
 {
 	posix_spawn_file_actions_t fa;
-	double t0;
+	double t0, took;
 	int status, err;
 	pid_t pid;
 
@@ -432,13 +432,14 @@ static double run_cmd(char *const argv[])
 	t0 = now_s();
 	if ((err = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ)) != 0)
 		die("%s: %s", argv[0], strerror(err));
-	if (waitpid(pid, &status, 0) < 0)
-		die("waitpid: %s", strerror(errno));
-	t0 = now_s() - t0;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			die("waitpid: %s", strerror(errno));
+	took = now_s() - t0;
 	posix_spawn_file_actions_destroy(&fa);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		die("%s exited with status %d", argv[0], status);
-	return t0;
+	return took;
 }
 
 static long vm_hwm_kib(pid_t pid)
