@@ -101,7 +101,8 @@ struct spec {
 	size_t *by_name;          /* indices into vars sorted by name, then order */
 	/* Owns every string above but file and display: the text of the
 	 * spec's YAML document, taken over instead of copied string by
-	 * string. The arrays are malloc'd. */
+	 * string, so it also keeps the keys and any rejected value (about
+	 * the size of the file). The arrays are malloc'd. */
 	struct arena *text;
 };
 
