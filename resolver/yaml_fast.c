@@ -482,28 +482,6 @@ static int flow_plain(struct fp *f)
 	return emit(f, start, start, (size_t)(last - start), YS_PLAIN);
 }
 
-static int flow_seq(struct fp *f)
-{
-	int err;
-
-	if ((err = open_node(f, YN_SEQ, f->lineno, col_at(f, f->p))) != 0)
-		return err;
-	f->p = skip_spaces(f, f->p + 1);
-	while (f->p < f->end && *f->p != ']') {
-		if ((err = flow_node(f)) != 0)
-			return err;
-		f->p = skip_spaces(f, f->p);
-		if (f->p < f->end && *f->p == ',')
-			f->p = skip_spaces(f, f->p + 1);
-		else if (f->p == f->end || *f->p != ']')
-			return UNSUP;
-	}
-	if (f->p == f->end)
-		return UNSUP;
-	f->p++;
-	return close_node(f);
-}
-
 /* A flow mapping key: quoted, or plain up to ':'; then ": ". */
 static int flow_key(struct fp *f)
 {
@@ -534,20 +512,22 @@ static int flow_key(struct fp *f)
 	return 0;
 }
 
-static int flow_map(struct fp *f)
+/* A flow sequence [a, b] or mapping {k: v}: entries up to close, each
+ * a node, or for a mapping a key and a node. */
+static int flow_coll(struct fp *f, enum ynode_kind kind, char close)
 {
 	int err;
 
-	if ((err = open_node(f, YN_MAP, f->lineno, col_at(f, f->p))) != 0)
+	if ((err = open_node(f, kind, f->lineno, col_at(f, f->p))) != 0)
 		return err;
 	f->p = skip_spaces(f, f->p + 1);
-	while (f->p < f->end && *f->p != '}') {
-		if ((err = flow_key(f)) != 0 || (err = flow_node(f)) != 0)
+	while (f->p < f->end && *f->p != close) {
+		if ((kind == YN_MAP && (err = flow_key(f)) != 0) || (err = flow_node(f)) != 0)
 			return err;
 		f->p = skip_spaces(f, f->p);
 		if (f->p < f->end && *f->p == ',')
 			f->p = skip_spaces(f, f->p + 1);
-		else if (f->p == f->end || *f->p != '}')
+		else if (f->p == f->end || *f->p != close)
 			return UNSUP;
 	}
 	if (f->p == f->end)
@@ -561,8 +541,8 @@ static int flow_node(struct fp *f)
 	if (f->p == f->end)
 		return UNSUP;
 	switch (*f->p) {
-	case '[': return flow_seq(f);
-	case '{': return flow_map(f);
+	case '[': return flow_coll(f, YN_SEQ, ']');
+	case '{': return flow_coll(f, YN_MAP, '}');
 	case '"':
 	case '\'': return quoted_node(f);
 	default: return flow_plain(f);
@@ -582,10 +562,10 @@ static int inline_node(struct fp *f)
 
 	switch (*f->p) {
 	case '[':
-		err = flow_seq(f);
+		err = flow_coll(f, YN_SEQ, ']');
 		break;
 	case '{':
-		err = flow_map(f);
+		err = flow_coll(f, YN_MAP, '}');
 		break;
 	case '"':
 	case '\'':
