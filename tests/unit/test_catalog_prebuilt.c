@@ -168,6 +168,25 @@ static void test_catalog_prebuilt__a_catalog_with_diagnostics_is_not_compiled(vo
 	diag_list_release(&d);
 }
 
+/* Fills the fresh directory made from template dir (mkdtemp) with the
+ * shipped spec files. */
+static void copy_specs(char *dir)
+{
+	char cmd[12288];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "cp '%s'/*.yaml '%s'/", env_or("ENVFS_SPECS", "specs"), dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -r '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static bool in_table(const char *s)
 {
 	const char *t = envfs_shipped_catalog.text;
@@ -179,16 +198,13 @@ static bool in_table(const char *s)
  * byte more; the entries are the same and so are the diagnostics (none). */
 static void test_catalog_prebuilt__spec_set_takes_the_table_only_for_its_bytes(void **state)
 {
-	char specs[4096], copy[] = "/tmp/envfs-cp-XXXXXX", cmd[12288], path[4200];
+	char copy[] = "/tmp/envfs-cp-XXXXXX", path[4200];
 	struct spec_set *a = NULL, *b = NULL, *c = NULL;
 	struct diag_list d = DIAG_LIST_INIT;
 	FILE *f;
 
 	(void)state;
-	snprintf(specs, sizeof(specs), "%s", env_or("ENVFS_SPECS", "specs"));
-	assert_non_null(mkdtemp(copy));
-	snprintf(cmd, sizeof(cmd), "cp '%s'/*.yaml '%s'/", specs, copy);
-	assert_int_equal(system(cmd), 0);
+	copy_specs(copy);
 	assert_int_equal(spec_set_load_dir(copy, "maxtext", &envfs_shipped_catalog, &a, &d), 0);
 	assert_int_equal(spec_set_load_dir(copy, "maxtext", NULL, &b, &d), 0);
 	assert_int_equal(d.n, 0);
@@ -206,8 +222,7 @@ static void test_catalog_prebuilt__spec_set_takes_the_table_only_for_its_bytes(v
 	spec_set_free(a);
 	spec_set_free(b);
 	spec_set_free(c);
-	snprintf(cmd, sizeof(cmd), "rm -r '%s'", copy);
-	assert_int_equal(system(cmd), 0);
+	remove_dir(copy);
 }
 
 static void assert_same_diags(const struct diag_list *a, const struct diag_list *b)
@@ -232,14 +247,11 @@ static void test_catalog_prebuilt__a_broken_catalog_has_the_same_diagnostics(voi
 		"catalog:\n  - name: [unclosed\n",             /* YAML syntax */
 		"catalog:\n  - name: X\n    colour: red\n",   /* schema */
 	};
-	char specs[4096], copy[] = "/tmp/envfs-cp-XXXXXX", cmd[12288], path[4200];
+	char copy[] = "/tmp/envfs-cp-XXXXXX", path[4200];
 	size_t k;
 
 	(void)state;
-	snprintf(specs, sizeof(specs), "%s", env_or("ENVFS_SPECS", "specs"));
-	assert_non_null(mkdtemp(copy));
-	snprintf(cmd, sizeof(cmd), "cp '%s'/*.yaml '%s'/", specs, copy);
-	assert_int_equal(system(cmd), 0);
+	copy_specs(copy);
 	snprintf(path, sizeof(path), "%s/catalog.yaml", copy);
 	for (k = 0; k < sizeof(broken) / sizeof(broken[0]); k++) {
 		struct diag_list with = DIAG_LIST_INIT, without = DIAG_LIST_INIT;
@@ -262,8 +274,7 @@ static void test_catalog_prebuilt__a_broken_catalog_has_the_same_diagnostics(voi
 		diag_list_release(&with);
 		diag_list_release(&without);
 	}
-	snprintf(cmd, sizeof(cmd), "rm -r '%s'", copy);
-	assert_int_equal(system(cmd), 0);
+	remove_dir(copy);
 }
 
 int main(void)
