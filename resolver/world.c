@@ -91,7 +91,7 @@ static int load_specs(struct world *w, const struct envfs_inputs *in,
 	struct diag_list d = DIAG_LIST_INIT;
 	struct spec_set *set = NULL;
 	uint8_t digest[SHA256_LEN];
-	/* A set read for one backend (only) is not the whole directory the
+	/* A set read for one backend (only_backend) is not the whole directory the
 	 * digest covers: never offered for sharing. */
 	bool have = share && !in->only_backend && specs_dir_digest(in->specs_dir, digest) == 0;
 	int err;
