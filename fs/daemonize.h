@@ -1,10 +1,10 @@
 /* daemonize: detach the mounted daemon from the terminal, and tell the
  * shell only once the mount is ready.
  *
- * Ours rather than libfuse's fuse_daemonize(): that one lives in the
- * object file that also holds fuse_main(), which would pull libfuse's
- * high-level API and its dlopen()ed modules into a static executable; and
- * it reports success before the daemon has started its threads. */
+ * Ours rather than libfuse's fuse_daemonize() for the one reason that
+ * matters to a caller: that one reports success before the daemon has
+ * started its threads, so a start that fails after the fork would exit 0
+ * and leave nothing mounted. */
 #ifndef ENVFS_DAEMONIZE_H
 #define ENVFS_DAEMONIZE_H
 

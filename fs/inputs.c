@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include "inputs.h"
-#include "shipped_catalog.h"
 
 extern char **environ;
 
@@ -134,7 +133,6 @@ int inputs_finish(struct cli_inputs *ci)
 	ci->in.arches = ci->arches;
 	ci->in.narches = ci->narches;
 	ci->in.host_env = environ;
-	ci->in.prebuilt_catalog = &envfs_shipped_catalog;
 	return 0;
 }
 

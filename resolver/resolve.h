@@ -19,9 +19,6 @@
 struct envfs_inputs {
 	const char *specs_dir;         /* required */
 	const char *only_backend;      /* NULL: every spec file (spec_set_load_dir) */
-	const struct catalog_prebuilt *prebuilt_catalog;  /* taken for a
-	                                  catalog.yaml of its exact bytes;
-	                                  NULL: always parsed */
 	const char *config;            /* NULL: no config */
 	const char *const *inherit;    /* --inherit files, in order */
 	size_t ninherit;
@@ -46,7 +43,6 @@ struct override_set {
 };
 
 struct spec_share;
-struct catalog_prebuilt;
 
 struct world {
 	struct spec_set *specs;        /* spec_share's; NULL when they did

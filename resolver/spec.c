@@ -790,16 +790,6 @@ static struct catalog_block *catalog_block_of(struct catalog_entry *v)
 	return (struct catalog_block *)((char *)v - offsetof(struct catalog_block, v));
 }
 
-struct catalog_entry *catalog_new_array(size_t n)
-{
-	struct catalog_block *blk;
-
-	if (n > (SIZE_MAX - sizeof(*blk)) / sizeof(blk->v[0]))
-		return NULL;
-	blk = calloc(1, sizeof(*blk) + (n ? n : 1) * sizeof(blk->v[0]));
-	return blk ? blk->v : NULL;
-}
-
 /* Takes doc. */
 static int catalog_from_loaded(const char *display, struct ydoc *doc,
 			       struct catalog_entry **out, size_t *nout,
@@ -852,17 +842,6 @@ int catalog_load_file(const char *path, const char *display,
 	int err;
 
 	if ((err = ydoc_load_file(path, &doc, diags)) < 0)
-		return err;
-	return catalog_from_loaded(display ? display : path, doc, out, nout, diags);
-}
-
-int catalog_load_bytes(const char *path, const char *display, const char *buf, size_t len,
-		       struct catalog_entry **out, size_t *nout, struct diag_list *diags)
-{
-	struct ydoc *doc = NULL;
-	int err;
-
-	if ((err = ydoc_load_buffer(path, buf, len, &doc, diags)) < 0)
 		return err;
 	return catalog_from_loaded(display ? display : path, doc, out, nout, diags);
 }

@@ -132,11 +132,8 @@ struct spec_set {
  * another backend; NULL reads everything (check, the mount). Schema errors
  * are error diagnostics with file:line:col; returns -EINVAL when any error
  * was found, or a negative errno when dir cannot be read. *out is
- * caller-owned, freed with spec_set_free(), and is set only on success.
- * prebuilt (may be NULL) is taken for a catalog.yaml of its exact bytes. */
-struct catalog_prebuilt;
-int spec_set_load_dir(const char *dir, const char *only,
-		      const struct catalog_prebuilt *prebuilt, struct spec_set **out,
+ * caller-owned, freed with spec_set_free(), and is set only on success. */
+int spec_set_load_dir(const char *dir, const char *only, struct spec_set **out,
 		      struct diag_list *diags);
 /* The sorted *.yaml names of dir that spec_set_load_dir() reads (hidden
  * files left out). An unreadable dir adds an error to diags (may be NULL)
@@ -157,14 +154,7 @@ int catalog_load_file(const char *path, const char *display,
 		      struct catalog_entry **out, size_t *nout, struct diag_list *diags);
 int catalog_load_buffer(const char *name, const char *buf, size_t len,
 			struct catalog_entry **out, size_t *nout, struct diag_list *diags);
-/* catalog_load_file() over bytes already read from path: YAML errors name
- * path, schema errors display, as catalog_load_file() does. */
-int catalog_load_bytes(const char *path, const char *display, const char *buf, size_t len,
-		       struct catalog_entry **out, size_t *nout, struct diag_list *diags);
 void catalog_free(struct catalog_entry *v, size_t n);
-/* n zeroed entries that catalog_free() can free (it frees each entry's
- * type.values array, never its strings); NULL on out of memory. */
-struct catalog_entry *catalog_new_array(size_t n);
 void spec_set_free(struct spec_set *set);
 
 /* Borrowed lookups; NULL when absent. */

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog_prebuilt.h"
 #include "yaml_tree.h"
 
 static int name_cmp(const void *a, const void *b)
@@ -184,30 +183,7 @@ out:
 	return found;
 }
 
-/* catalog.yaml: the prebuilt table when the file has its exact bytes,
- * else parsed. A file that cannot be read is left to catalog_load_file,
- * which reports it as always. */
-static int load_catalog(const char *path, const char *display,
-			const struct catalog_prebuilt *prebuilt, struct spec_set *set,
-			struct diag_list *diags)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	int err;
-
-	if (!prebuilt || yfile_read(path, &buf, &len) < 0)
-		return catalog_load_file(path, display, &set->catalog, &set->ncatalog, diags);
-	if (catalog_prebuilt_matches(prebuilt, buf, len))
-		err = catalog_from_prebuilt(prebuilt, &set->catalog, &set->ncatalog);
-	else
-		err = catalog_load_bytes(path, display, buf, len, &set->catalog,
-					 &set->ncatalog, diags);
-	free(buf);
-	return err;
-}
-
-int spec_set_load_dir(const char *dir, const char *only,
-		      const struct catalog_prebuilt *prebuilt, struct spec_set **out,
+int spec_set_load_dir(const char *dir, const char *only, struct spec_set **out,
 		      struct diag_list *diags)
 {
 	struct strbuf path = STRBUF_INIT, disp = STRBUF_INIT, want = STRBUF_INIT;
@@ -242,7 +218,8 @@ int spec_set_load_dir(const char *dir, const char *only,
 		    (err = display_name(dir, names[k], &disp)) < 0)
 			goto out;
 		if (!strcmp(names[k], "catalog.yaml")) {
-			err = load_catalog(sb_str(&path), sb_str(&disp), prebuilt, set, diags);
+			err = catalog_load_file(sb_str(&path), sb_str(&disp), &set->catalog,
+					       &set->ncatalog, diags);
 			if (err == -ENOMEM)
 				goto out;
 			bad |= err < 0;
@@ -280,7 +257,7 @@ int spec_set_load_dir(const char *dir, const char *only,
 	 * anywhere, so read every file after all. */
 	if (keep && !bad && !spec_set_backend(set, only)) {
 		diag_truncate(diags, ndiags);
-		err = spec_set_load_dir(dir, NULL, prebuilt, out, diags);
+		err = spec_set_load_dir(dir, NULL, out, diags);
 		goto out;
 	}
 	err = bad ? -EINVAL : 0;

@@ -101,7 +101,7 @@ static int load_specs(struct world *w, const struct envfs_inputs *in,
 		w->specs = sh->set;
 		return diag_extend(&w->diags, &sh->diags);
 	}
-	err = spec_set_load_dir(in->specs_dir, in->only_backend, in->prebuilt_catalog, &set, &d);
+	err = spec_set_load_dir(in->specs_dir, in->only_backend, &set, &d);
 	if (err == 0 && (err = spec_share_new(set, &d, &sh)) == 0) {
 		sh->has_digest = have;
 		if (have)

@@ -15,21 +15,18 @@
  * how users write them and how diagnostics should quote them. */
 #define YAML_TAG_PREFIX "tag:yaml.org,2002:"
 
-void yb_init(struct ybuilder *b, struct ydoc *doc, struct diag_list *diags,
-	     bool defer)
+void yb_init(struct ybuilder *b, struct ydoc *doc, struct diag_list *diags)
 {
 	memset(b, 0, sizeof(*b));
 	b->doc = doc;
 	b->diags = diags;
-	b->defer = defer;
 }
 
 void yb_release(struct ybuilder *b)
 {
 	size_t i;
 
-	/* A dry run counts depth without pushing frames. */
-	for (i = 0; !b->dry && i < b->depth; i++)
+	for (i = 0; i < b->depth; i++)
 		free(b->stack[i].anchor);
 	free(b->stack);
 	free(b->kids);
@@ -69,27 +66,8 @@ static int limit_error(struct ybuilder *b, unsigned line, unsigned col,
 	int err;
 
 	va_start(ap, fmt);
-	if (b->defer) {
-		vsnprintf(b->fail_msg, sizeof(b->fail_msg), fmt, ap);
-		va_end(ap);
-		b->failed = true;
-		b->fail_line = line;
-		b->fail_col = col;
-		return 0;
-	}
 	err = diag_vadd(b->diags, DIAG_ERROR, b->doc->file, line, col, fmt, ap);
 	va_end(ap);
-	return err < 0 ? err : -EINVAL;
-}
-
-int yb_flush_deferred(struct ybuilder *b)
-{
-	int err;
-
-	if (!b->failed)
-		return 0;
-	err = diag_add(b->diags, DIAG_ERROR, b->doc->file, b->fail_line,
-		       b->fail_col, "%s", b->fail_msg);
 	return err < 0 ? err : -EINVAL;
 }
 
@@ -178,12 +156,10 @@ int yb_scalar(struct ybuilder *b, unsigned line, unsigned col,
 	struct ynode *n;
 	int err;
 
-	if (b->failed)
-		return 0;
-	if (!b->nul_free && memchr(s, '\0', len))
+	if (memchr(s, '\0', len))
 		return limit_error(b, line, col, "NUL byte in a scalar (from a "
 				   "\\0 escape)");
-	if ((err = count_nodes(b, line, col, 1)) < 0 || b->failed || b->dry)
+	if ((err = count_nodes(b, line, col, 1)) < 0)
 		return err;
 	if ((err = node_new(b, YN_SCALAR, line, col, tag, &n)) < 0)
 		return err;
@@ -203,17 +179,11 @@ int yb_start(struct ybuilder *b, enum ynode_kind kind, unsigned line,
 	struct ynode *n;
 	int err;
 
-	if (b->failed)
-		return 0;
 	if (b->depth >= YT_MAX_DEPTH)
 		return limit_error(b, line, col, "nesting deeper than %u levels",
 				   (unsigned)YT_MAX_DEPTH);
-	if ((err = count_nodes(b, line, col, 1)) < 0 || b->failed)
+	if ((err = count_nodes(b, line, col, 1)) < 0)
 		return err;
-	if (b->dry) {
-		b->depth++;
-		return 0;
-	}
 	if ((err = node_new(b, kind, line, col, tag, &n)) < 0)
 		return err;
 	/* Attach first: the container is its parent's child from its start. */
@@ -251,7 +221,7 @@ static int settle_children(struct ybuilder *b, struct yb_frame *f)
 		p->nitems = n;
 		return 0;
 	}
-	/* A key without its value cannot happen: both parsers give an empty
+	/* A key without its value cannot happen: libyaml gives an empty
 	 * scalar for a missing value. */
 	if (!(p->pairs = arena_alloc_uninit(b->doc->arena, n / 2 * sizeof(*p->pairs))))
 		return -ENOMEM;
@@ -269,12 +239,8 @@ int yb_end(struct ybuilder *b)
 	size_t height;
 	int err;
 
-	if (b->failed || !b->depth)
+	if (!b->depth)
 		return 0;
-	if (b->dry) {
-		b->depth--;
-		return 0;
-	}
 	f = &b->stack[--b->depth];
 	height = f->height + 1;
 	if (b->depth && b->stack[b->depth - 1].height < height)
@@ -294,8 +260,6 @@ int yb_alias(struct ybuilder *b, unsigned line, unsigned col, const char *name)
 	size_t i;
 	int err;
 
-	if (b->failed)
-		return 0;
 	if (++b->naliases > YT_MAX_ALIASES)
 		return limit_error(b, line, col, "more than %u aliases",
 				   (unsigned)YT_MAX_ALIASES);
@@ -305,7 +269,7 @@ int yb_alias(struct ybuilder *b, unsigned line, unsigned col, const char *name)
 
 		if (strcmp(a->name, name) != 0)
 			continue;
-		if ((err = count_nodes(b, line, col, a->weight)) < 0 || b->failed)
+		if ((err = count_nodes(b, line, col, a->weight)) < 0)
 			return err;
 		/* Readers recurse through aliases: bound the expanded depth. */
 		if (b->depth + a->height > YT_MAX_DEPTH)

@@ -1,7 +1,6 @@
-/* yaml_build: turns parse events into a ydoc's arena tree, enforcing the
- * limits of yaml_tree.h. Private to the YAML loaders: both the libyaml path
- * and the fast path feed the same builder, so a tree and a limit error
- * depend only on the events and their places, not on which parser made them.
+/* yaml_build: turns libyaml's parse events into a ydoc's arena tree,
+ * enforcing the limits of yaml_tree.h on the event that crosses each one.
+ * Private to yaml_tree.c.
  *
  * Places are 1-based. Every call returns 0 or a negative errno; -EINVAL
  * means a limit error was added to diags. */
@@ -41,24 +40,9 @@ struct ybuilder {
 	size_t nanchors, capanchors;
 	size_t naliases;
 	size_t count;             /* expanded nodes so far */
-	/* Deferred mode (the fast path): the first limit error is kept here
-	 * instead of being reported, and later events are ignored, because
-	 * the fast parser may still give up on a later byte and hand the
-	 * whole input to libyaml. */
-	bool defer;
-	/* Count and check limits only, build nothing (the fast path's first
-	 * pass over a large input: refusing 200000 nodes costs no tree). */
-	bool dry;
-	/* The parser never hands over a NUL in a scalar (the fast path refuses
-	 * control bytes and the \0 escapes), so the check is skipped. */
-	bool nul_free;
-	bool failed;
-	unsigned fail_line, fail_col;
-	char fail_msg[192];
 };
 
-void yb_init(struct ybuilder *b, struct ydoc *doc, struct diag_list *diags,
-	     bool defer);
+void yb_init(struct ybuilder *b, struct ydoc *doc, struct diag_list *diags);
 /* Frees the builder's scratch state (not the doc). */
 void yb_release(struct ybuilder *b);
 
@@ -71,7 +55,5 @@ int yb_start(struct ybuilder *b, enum ynode_kind kind, unsigned line,
 int yb_end(struct ybuilder *b);
 int yb_alias(struct ybuilder *b, unsigned line, unsigned col,
 	     const char *name);
-/* Reports a deferred limit error (diag + -EINVAL), or 0 when none. */
-int yb_flush_deferred(struct ybuilder *b);
 
 #endif

@@ -17,7 +17,6 @@
 
 #include "arena.h"
 #include "yaml_build.h"
-#include "yaml_fast.h"
 
 const char *ynode_kind_name(enum ynode_kind k)
 {
@@ -177,7 +176,7 @@ static int on_event(struct ybuilder *b, const yaml_event_t *ev, bool *done)
 	}
 }
 
-/* The libyaml path: the whole YAML language, and every syntax error. */
+/* The whole YAML language, and every syntax error. */
 static int load_libyaml(struct ydoc *doc, const char *buf, size_t len,
 			struct diag_list *diags)
 {
@@ -187,7 +186,7 @@ static int load_libyaml(struct ydoc *doc, const char *buf, size_t len,
 	bool done = false;
 	int err = 0;
 
-	yb_init(&b, doc, diags, false);
+	yb_init(&b, doc, diags);
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
@@ -207,39 +206,8 @@ out:
 	return err;
 }
 
-/* Inputs this large may hold more than YT_MAX_NODES nodes (two bytes
- * each at the least), so they are counted before anything is built. */
-#define FAST_COUNT_FIRST (YT_MAX_FILE_SIZE / 4)
-
-/* The fast path; 0, a negative errno (-EINVAL with a limit diagnostic), or
- * YFAST_UNSUPPORTED with doc left partly built and nothing reported. */
-static int load_fast(struct ydoc *doc, const char *buf, size_t len,
-		     struct diag_list *diags)
-{
-	struct ybuilder b;
-	int err;
-
-	yb_init(&b, doc, diags, true);
-	if (len >= FAST_COUNT_FIRST) {
-		b.dry = b.nul_free = true;
-		err = yfast_parse(&b, buf, len);
-		if (err || b.failed)
-			goto out;
-		yb_release(&b);
-		yb_init(&b, doc, diags, true);
-	}
-	b.nul_free = true;
-	err = yfast_parse(&b, buf, len);
-out:
-	if (err == 0)
-		err = yb_flush_deferred(&b);
-	yb_release(&b);
-	return err;
-}
-
-int ydoc_load_buffer_mode(const char *name, const char *buf, size_t len,
-			  enum ydoc_mode mode, struct ydoc **out,
-			  struct diag_list *diags)
+int ydoc_load_buffer(const char *name, const char *buf, size_t len,
+		     struct ydoc **out, struct diag_list *diags)
 {
 	struct ydoc *doc = NULL;
 	int err;
@@ -253,17 +221,6 @@ int ydoc_load_buffer_mode(const char *name, const char *buf, size_t len,
 		err = err < 0 ? err : -EINVAL;
 		goto out;
 	}
-	if (mode != YDOC_LIBYAML) {
-		err = load_fast(doc, buf, len, diags);
-		if (err <= 0 || mode == YDOC_FAST)
-			goto out;
-		/* Unsupported: start again from nothing, so no partial tree
-		 * and no half-counted limit can leak into libyaml's result. */
-		ydoc_free(doc);
-		doc = NULL;
-		if ((err = doc_new(name, &doc)) < 0)
-			goto out;
-	}
 	err = load_libyaml(doc, buf, len, diags);
 out:
 	if (err != 0)
@@ -271,12 +228,6 @@ out:
 	else
 		*out = doc;
 	return err;
-}
-
-int ydoc_load_buffer(const char *name, const char *buf, size_t len,
-		     struct ydoc **out, struct diag_list *diags)
-{
-	return ydoc_load_buffer_mode(name, buf, len, YDOC_AUTO, out, diags);
 }
 
 /* Reads at most YT_MAX_FILE_SIZE + 1 bytes, so a file that grows while

@@ -13,10 +13,9 @@ if grep -q __asan_init "$ENVFS_BIN" 2>/dev/null; then
 	exit 77
 fi
 
-# The executable of the same objects linked against the shared C library:
-# valgrind cannot replace malloc in a static one (fs/meson.build), where
-# it would report no leak whatever leaked.
-REAL_BIN=${ENVFS_MEMCHECK_BIN:?ENVFS_MEMCHECK_BIN is not set (tests/meson.build)}
+# valgrind cannot replace malloc in a static executable, where it would
+# report no leak whatever leaked.
+REAL_BIN=${ENVFS_BIN:?ENVFS_BIN is not set (tests/meson.build)}
 readelf -l "$REAL_BIN" | grep -q "program interpreter" ||
 	fail "$REAL_BIN is statically linked: valgrind cannot check its heap"
 LOG="$TMP/valgrind.log"
