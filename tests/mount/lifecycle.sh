@@ -72,7 +72,7 @@ mountpoint -q "$MNT" || fail "background mount: not mounted"
 # Find the daemon by the mount it serves (the test's own unique path).
 bgpid=$(pgrep -f -- "primus-envfs.* $MNT\$" | head -1)
 [ -n "$bgpid" ] || fail "no background daemon"
-# Detached (fs/daemonize.c): a session of its own, stdio on /dev/null.
+# Detached (fs/mount/daemonize.c): a session of its own, stdio on /dev/null.
 [ "$(ps -o sid= -p "$bgpid" | tr -d ' ')" = "$bgpid" ] ||
 	fail "background daemon is not a session leader: sid $(ps -o sid= -p "$bgpid")"
 for fd in 0 1 2; do
@@ -89,7 +89,7 @@ done
 
 # Without -f, a start that fails after the fork (here: no address space
 # for the workers' stacks) still exits 2 with its reason on the terminal:
-# the shell is told only once the threads run (fs/daemonize.h). ASan
+# the shell is told only once the threads run (fs/mount/daemonize.h). ASan
 # needs terabytes of address space, so not under it.
 if ! grep -q __asan_init "$ENVFS_BIN" 2>/dev/null; then
 	rc=0

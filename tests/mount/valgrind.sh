@@ -51,7 +51,7 @@ ls -la "$D" >/dev/null
 # Handles the kernel never releases: the daemon stops reading requests at
 # SIGTERM, so a directory, a view and a write open with pending bytes
 # that a process still holds get no RELEASE. Their memory must be freed
-# all the same (fs/handles.c), or valgrind counts it definitely lost.
+# all the same (fs/ops/handles.c), or valgrind counts it definitely lost.
 "$PYTHON" - "$D" "$TMP/held" <<'PY' &
 import os, sys, time
 d, flag = sys.argv[1], sys.argv[2]

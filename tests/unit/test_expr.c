@@ -1,4 +1,4 @@
-/* Unit tests for resolver/expr.c: the `when:` condition language. */
+/* Unit tests for resolver/lang/expr.c: the `when:` condition language. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

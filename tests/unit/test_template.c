@@ -1,4 +1,4 @@
-/* Unit tests for resolver/template.c: value templates. */
+/* Unit tests for resolver/lang/template.c: value templates. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
