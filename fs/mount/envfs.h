@@ -11,7 +11,7 @@
 #include "handles.h"
 #include "mount_opts.h"
 #include "resolve.h"
-#include "state.h"
+#include "epoch.h"
 #include "tree.h"
 
 struct reloader;

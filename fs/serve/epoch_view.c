@@ -3,7 +3,7 @@
 #include <sched.h>
 #include <string.h>
 
-#include "state.h"
+#include "epoch.h"
 
 /* Guards every epoch_dir's reading slots. Only large views read on -o ro
  * take it, once per chunk: one lock is simpler than lock-free hand-over

@@ -16,7 +16,7 @@
 
 #include "diag.h"
 #include "envfs.h"
-#include "state.h"
+#include "epoch.h"
 #include "strbuf.h"
 
 /* Appends the status of e (its digests, generation and times) and of the

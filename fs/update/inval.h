@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 #include "envfs.h"
-#include "state.h"
+#include "epoch.h"
 
 struct inval_item {
 	fuse_ino_t ino;       /* inode to invalidate (parent == 0) */

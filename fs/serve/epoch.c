@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "state.h"
+#include "epoch.h"
 
 static int epoch_alloc(size_t ndirs, struct epoch **out)
 {
