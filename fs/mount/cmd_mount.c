@@ -176,7 +176,7 @@ out:
 	blob_unref(fs.status_blob);
 	blob_unref(fs.status_src);
 	if (state_ready)
-		state_release(&fs.state);
+		epoch_slot_release(&fs.state);
 	world_free(fs.world);
 	override_set_release(&fs.ov);
 	tree_free(fs.tree);

@@ -19,7 +19,7 @@ struct reloader;
 struct envfs {
 	const struct mount_opts *opts;   /* borrowed from cmd_mount */
 	struct tree *tree;               /* owned */
-	struct state state;              /* the published epoch */
+	struct epoch_slot state;              /* the published epoch */
 	/* Per-run overrides (issue 5 writes them); every load passes them to
 	 * resolve_all so they survive reloads. Guarded by ov_lock. */
 	pthread_mutex_t ov_lock;

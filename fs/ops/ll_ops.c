@@ -256,7 +256,7 @@ static int fill_attr_open(struct envfs *fs, const struct node *n,
 static void envfs_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct envfs *fs = fs_of(req);
-	struct epoch *e = state_enter(&fs->state);
+	struct epoch *e = epoch_enter(&fs->state);
 	struct fuse_entry_param ep;
 	struct node *p, *n = NULL;
 	struct target t;
@@ -309,7 +309,7 @@ static void envfs_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 out:
 	reply_err(req, err);
 leave:
-	state_leave(e);
+	epoch_leave(e);
 }
 
 static void envfs_ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -334,7 +334,7 @@ static void envfs_ll_forget_multi(fuse_req_t req, size_t count,
 static void envfs_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct envfs *fs = fs_of(req);
-	struct epoch *e = state_enter(&fs->state);
+	struct epoch *e = epoch_enter(&fs->state);
 	struct node *n = tree_get(fs->tree, ino);
 	struct target t;
 	struct stat st;
@@ -373,7 +373,7 @@ static void envfs_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_in
 out:
 	reply_err(req, err);
 leave:
-	state_leave(e);
+	epoch_leave(e);
 }
 
 /* ---- directories ------------------------------------------------------- */
@@ -513,7 +513,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi, bool plus)
 {
 	struct envfs *fs = fs_of(req);
-	struct epoch *cur = state_enter(&fs->state);
+	struct epoch *cur = epoch_enter(&fs->state);
 	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
 	struct epoch *e = dh ? dh->epoch : cur;
 	struct node *p = tree_get(fs->tree, ino);
@@ -578,13 +578,13 @@ out:
 leave:
 	free(counted);
 	free(buf);
-	state_leave(cur);
+	epoch_leave(cur);
 }
 
 static void envfs_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct envfs *fs = fs_of(req);
-	struct epoch *e = state_enter(&fs->state);
+	struct epoch *e = epoch_enter(&fs->state);
 	struct node *n = tree_get(fs->tree, ino);
 	struct dir_handle *dh;
 	struct target t;
@@ -618,7 +618,7 @@ static void envfs_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_in
 out:
 	reply_err(req, err);
 leave:
-	state_leave(e);
+	epoch_leave(e);
 }
 
 static void envfs_ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -902,7 +902,7 @@ static void wopen_del(struct envfs *fs, struct open_file *of)
 static void envfs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct envfs *fs = fs_of(req);
-	struct epoch *e = state_enter(&fs->state);
+	struct epoch *e = epoch_enter(&fs->state);
 	struct node *n = tree_get(fs->tree, ino);
 	struct open_file *of = NULL;
 	int err;
@@ -964,7 +964,7 @@ static void envfs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 out:
 	reply_err(req, err);
 leave:
-	state_leave(e);
+	epoch_leave(e);
 }
 
 /* Replies with bytes [off, off + size) of data[0..len). */
@@ -988,7 +988,7 @@ static void reply_slice(fuse_req_t req, const char *data, size_t len, size_t siz
 static void read_current(fuse_req_t req, struct envfs *fs, fuse_ino_t ino,
 			 size_t size, off_t off)
 {
-	struct epoch *e = state_enter(&fs->state);
+	struct epoch *e = epoch_enter(&fs->state);
 	struct node *n = tree_get(fs->tree, ino);
 	struct inval_list l = INVAL_LIST_INIT;
 	struct blob *b = NULL;
@@ -1049,7 +1049,7 @@ out:
 leave:
 	inval_list_release(&l);
 	blob_unref(b);
-	state_leave(e);
+	epoch_leave(e);
 }
 
 static void envfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -1083,7 +1083,7 @@ static void envfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 		reply_err(req, -EINVAL);
 		return;
 	}
-	e = state_enter(&fs->state);
+	e = epoch_enter(&fs->state);
 	stale = open_file_stale(e, of);
 	/* The kernel may finish this request, and send RELEASE for the
 	 * open, before fuse_reply_buf() returns: hold the bytes ourselves,
@@ -1091,7 +1091,7 @@ static void envfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 	b = blob_ref(of->blob);
 	reply_slice(req, b->data, len, size, off);
 	blob_unref(b);
-	state_leave(e);
+	epoch_leave(e);
 	/* Those old bytes are now in the inode's page cache, where a later
 	 * open would find them: have the reload thread drop them again (a
 	 * handler must not notify itself). */
@@ -1329,7 +1329,7 @@ static void envfs_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 				 &created, &l)) < 0 ||
 	    (err = tree_intern(fs->tree, p, name, strlen(name), NODE_VAR, 0, &n)) < 0)
 		goto out;
-	e = state_enter(&fs->state);
+	e = epoch_enter(&fs->state);
 	if ((err = open_for_write(fs, req, e, n, fi->flags, created, &of)) < 0 ||
 	    (err = resolve_node(e, n, &t)) < 0 ||
 	    (err = fill_attr(fs, e, n, &t, &ep.attr)) < 0)
@@ -1356,7 +1356,7 @@ out:
 	reply_err(req, err);
 leave:
 	if (e)
-		state_leave(e);
+		epoch_leave(e);
 	queue_inval(fs, &l, false);
 }
 
@@ -1410,10 +1410,10 @@ static void envfs_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	if ((err = may_change(fs, req)) < 0)
 		goto out;
 	/* What the file is now, to tell a change from a no-op. */
-	e = state_enter(&fs->state);
+	e = epoch_enter(&fs->state);
 	if ((err = resolve_node(e, n, &t)) == 0)
 		err = fill_attr(fs, e, n, &t, &st);
-	state_leave(e);
+	epoch_leave(e);
 	e = NULL;
 	if (err < 0)
 		goto out;
@@ -1447,7 +1447,7 @@ static void envfs_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	if (err < 0)
 		goto out;
 	/* Times are accepted and not kept: they follow the generation. */
-	e = state_enter(&fs->state);
+	e = epoch_enter(&fs->state);
 	if (of && of->w && !is_dir(n)) {
 		fill_attr_write(fs, n, of, &st);
 		fuse_reply_attr(req, &st, 0);
@@ -1461,7 +1461,7 @@ out:
 	reply_err(req, err);
 leave:
 	if (e)
-		state_leave(e);
+		epoch_leave(e);
 	queue_inval(fs, &l, false);
 }
 
@@ -1634,7 +1634,7 @@ static void envfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			      size_t size)
 {
 	struct envfs *fs = fs_of(req);
-	struct epoch *e = state_enter(&fs->state);
+	struct epoch *e = epoch_enter(&fs->state);
 	struct node *n = tree_get(fs->tree, ino);
 	const char *val = NULL;
 	struct target t;
@@ -1656,13 +1656,13 @@ static void envfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 out:
 	reply_err(req, err);
 leave:
-	state_leave(e);
+	epoch_leave(e);
 }
 
 static void envfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct envfs *fs = fs_of(req);
-	struct epoch *e = state_enter(&fs->state);
+	struct epoch *e = epoch_enter(&fs->state);
 	struct node *n = tree_get(fs->tree, ino);
 	struct strbuf sb = STRBUF_INIT;
 	struct target t;
@@ -1685,7 +1685,7 @@ out:
 	reply_err(req, err);
 leave:
 	sb_release(&sb);
-	state_leave(e);
+	epoch_leave(e);
 }
 
 /* Provenance is computed, never stored: SPEC 7 says EPERM (or ENOTSUP).

@@ -1,7 +1,7 @@
 /* ll_ops: the FUSE low-level request handlers (envfs_ll_<op>).
  *
- * Each handler reads the published epoch (state.h) between state_enter()
- * and state_leave(), replying before it leaves; none ever waits on the
+ * Each handler reads the published epoch (epoch.h) between epoch_enter()
+ * and epoch_leave(), replying before it leaves; none ever waits on the
  * reload thread or sends a notification. Opens render their bytes once
  * into a per-open buffer (fi->fh) that reads slice, so a reader keeps the
  * content it opened whatever reloads meanwhile. The session's userdata is

@@ -1,4 +1,4 @@
-/* Published epochs; see state.h. */
+/* Published epochs; see epoch.h. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,20 +202,20 @@ void epoch_wait_idle(struct epoch *e, int max_ms)
 	}
 }
 
-void state_init(struct state *s, struct epoch *first)
+void epoch_slot_init(struct epoch_slot *s, struct epoch *first)
 {
 	pthread_mutex_init(&s->lock, NULL);
 	s->cur = first;
 }
 
-void state_release(struct state *s)
+void epoch_slot_release(struct epoch_slot *s)
 {
 	epoch_unref(s->cur);
 	s->cur = NULL;
 	pthread_mutex_destroy(&s->lock);
 }
 
-struct epoch *state_get(struct state *s)
+struct epoch *epoch_current(struct epoch_slot *s)
 {
 	struct epoch *e;
 
@@ -225,7 +225,7 @@ struct epoch *state_get(struct state *s)
 	return e;
 }
 
-struct epoch *state_enter(struct state *s)
+struct epoch *epoch_enter(struct epoch_slot *s)
 {
 	struct epoch *e;
 
@@ -238,13 +238,13 @@ struct epoch *state_enter(struct state *s)
 	return e;
 }
 
-void state_leave(struct epoch *e)
+void epoch_leave(struct epoch *e)
 {
 	atomic_fetch_sub(&e->busy, 1);
 	epoch_unref(e);
 }
 
-struct epoch *state_swap(struct state *s, struct epoch *e)
+struct epoch *epoch_publish(struct epoch_slot *s, struct epoch *e)
 {
 	struct epoch *old;
 

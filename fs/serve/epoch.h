@@ -1,4 +1,4 @@
-/* state: what the mount serves right now.
+/* epoch: what the mount serves right now.
  *
  * An epoch is one published resolution: a reference to every directory's
  * snapshot, the views rendered from them (lazily, once), and the status and
@@ -7,13 +7,13 @@
  * request handlers read them without locks; a reload builds the next epoch
  * and swaps the pointer.
  *
- * A request handler brackets its work with state_enter()/state_leave(),
+ * A request handler brackets its work with epoch_enter()/epoch_leave(),
  * replying to the kernel before it leaves. The reload thread waits for the
  * old epoch to have no such handler before it sends invalidations, so an
  * old answer can never reach the kernel after the invalidation that was
  * meant to drop it. */
-#ifndef ENVFS_STATE_H
-#define ENVFS_STATE_H
+#ifndef ENVFS_EPOCH_H
+#define ENVFS_EPOCH_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -114,21 +114,23 @@ void epoch_view_read_end(struct epoch_dir *d, enum view_kind kind,
 /* Waits until no request handler is inside e (at most max_ms). */
 void epoch_wait_idle(struct epoch *e, int max_ms);
 
-struct state {
+/* The published epoch: one pointer, swapped under a lock by the reload
+ * and commit paths, read by every request handler. */
+struct epoch_slot {
 	pthread_mutex_t lock;
 	struct epoch *cur;           /* one reference; never NULL once started */
 };
 
-void state_init(struct state *s, struct epoch *first);  /* takes first's ref */
-void state_release(struct state *s);
+void epoch_slot_init(struct epoch_slot *s, struct epoch *first);  /* takes first's ref */
+void epoch_slot_release(struct epoch_slot *s);
 /* The current epoch with a reference and the handler mark; pair with
- * state_leave() after replying. */
-struct epoch *state_enter(struct state *s);
-void state_leave(struct epoch *e);
+ * epoch_leave() after replying. */
+struct epoch *epoch_enter(struct epoch_slot *s);
+void epoch_leave(struct epoch *e);
 /* A reference to the current epoch, without the handler mark. */
-struct epoch *state_get(struct state *s);
+struct epoch *epoch_current(struct epoch_slot *s);
 /* Publishes e (takes its reference); returns the previous epoch with the
  * state's reference, for the caller to diff and unref. */
-struct epoch *state_swap(struct state *s, struct epoch *e);
+struct epoch *epoch_publish(struct epoch_slot *s, struct epoch *e);
 
 #endif

@@ -1,4 +1,4 @@
-/* Rendering an epoch's views, keeping only the small ones; see state.h
+/* Rendering an epoch's views, keeping only the small ones; see epoch.h
  * (VIEW_KEEP_MAX). */
 #include <sched.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * one inode number for the daemon's life, so a reload (or, later, an
  * override that removes and re-adds a name) keeps `ls -i` and the kernel's
  * caches keyed the same. What a path holds is decided per request from the
- * published state (state.h); the tree only names things.
+ * published state (epoch.h); the tree only names things.
  *
  * Nodes are never freed before tree_free(): pointers returned here stay
  * valid, and all fields but the lookup count are immutable (a rename

@@ -158,7 +158,7 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 			goto undo;
 		}
 	}
-	old = state_swap(&fs->state, next);
+	old = epoch_publish(&fs->state, next);
 	next = NULL;
 	/* As in a reload: answers from the old epoch reach the kernel before
 	 * the invalidations do. Handlers never wait on a commit. */
@@ -199,7 +199,7 @@ static int current(struct envfs *fs, const char *backend, const char *arch,
 {
 	struct epoch_dir *d;
 
-	*e = state_get(&fs->state);
+	*e = epoch_current(&fs->state);
 	if (!(d = epoch_find_dir(*e, backend, arch)))
 		return -ENOENT;
 	*v = snapshot_find(d->snap, name, strlen(name));

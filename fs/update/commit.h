@@ -10,7 +10,7 @@
  * epoch. Either all of that happens or none of it: a failure rolls the
  * overrides back and leaves the state file and the epoch as they were.
  *
- * Callers are request handlers. They must not be inside state_enter()
+ * Callers are request handlers. They must not be inside epoch_enter()
  * (the commit waits for the old epoch's handlers to finish). *inval gets
  * what the kernel may hold stale; hand it to the reload thread
  * (reloader_queue), never send it from the handler. */

@@ -154,7 +154,7 @@ int envfs_load_initial(struct envfs *fs)
 		goto out;
 	fs->world = ld.world;
 	ld.world = NULL;
-	state_init(&fs->state, ld.epoch);
+	epoch_slot_init(&fs->state, ld.epoch);
 	ld.epoch = NULL;
 out:
 	load_release(&ld);
@@ -172,7 +172,7 @@ int envfs_reload(struct envfs *fs)
 	int err, lerr;
 
 	pthread_mutex_lock(&fs->publish_lock);
-	prev = state_get(&fs->state);
+	prev = epoch_current(&fs->state);
 	lerr = load_inputs(fs, &ld);
 	if (lerr == -ENOMEM && !ld.error) {
 		err = lerr;
@@ -199,7 +199,7 @@ int envfs_reload(struct envfs *fs)
 		fs->world = ld.world;
 		ld.world = NULL;
 	}
-	old = state_swap(&fs->state, next);
+	old = epoch_publish(&fs->state, next);
 	next = NULL;
 	/* A handler still answering from the old epoch must reach the kernel
 	 * before the invalidation does, or its stale answer would be cached
