@@ -24,6 +24,7 @@ static const char usage[] =
 	"  --env NAME=VALUE     one-run setting, like the Primus CLI's --env (repeatable)\n"
 	"  --arch NAME          show an extra arch directory (repeatable)\n"
 	"  --state FILE         persist overrides written through the mount\n"
+	"  --host-root DIR      read the node's sys/ and proc/ under DIR (default /)\n"
 	"\n"
 	"FORMAT: env_file environ sh json explain digest (default env_file)\n"
 	"check exits 0 when clean, 1 with warnings, 2 with errors.\n"

@@ -59,6 +59,11 @@ int inputs_parse_option(struct cli_inputs *ci, int *i, int argc, char **argv)
 			ci->in.config = v;
 		return r;
 	}
+	if ((r = match("--host-root", i, argc, argv, &v)) != 0) {
+		if (r > 0)
+			ci->in.host_root = v;
+		return r;
+	}
 	if ((r = match("--state", i, argc, argv, &v)) != 0) {
 		if (r > 0)
 			ci->state = v;

@@ -195,20 +195,9 @@ static int names_push(struct names *ns, const char *name, size_t len, size_t slo
 	return 0;
 }
 
-static bool host_allowed(const struct rctx *r, const char *name)
+static bool host_allowed(const struct rctx *r, const struct env_pair *p)
 {
-	size_t k;
-
-	for (k = 0; k < r->w->npass; k++)
-		if (!strcmp(r->w->pass[k], name))
-			return true;
-	for (k = 0; k < r->backend->npassthrough; k++)
-		if (!strcmp(r->backend->passthrough[k], name))
-			return true;
-	for (k = 0; r->runner && k < r->runner->npassthrough; k++)
-		if (!strcmp(r->runner->passthrough[k], name))
-			return true;
-	return false;
+	return world_host_allowed(r->w, r->backend, p);
 }
 
 static bool spec_var_here(const struct rctx *r, const struct spec_var *sv)
@@ -264,7 +253,7 @@ static int collect_names(struct rctx *r, const struct override_set *ov, struct n
 	for (k = 0; k < w->image.n && !err; k++)
 		err = names_push(ns, w->image.v[k].name, strlen(w->image.v[k].name), slot++);
 	for (k = 0; k < w->host.n && !err; k++)
-		if (host_allowed(r, w->host.v[k].name))
+		if (host_allowed(r, &w->host.v[k]))
 			err = names_push(ns, w->host.v[k].name, strlen(w->host.v[k].name),
 					 slot++);
 	for (k = 0; k < w->cli.n && !err; k++)
@@ -425,7 +414,7 @@ static int add_list(struct rctx *r, const struct env_list *l, enum layer layer, 
 	for (k = 0; k < l->n; k++) {
 		struct cand c = { .layer = layer, .prio = prio, .cfg = -1 };
 
-		if (layer == LAYER_HOST && !host_allowed(r, l->v[k].name))
+		if (layer == LAYER_HOST && !host_allowed(r, &l->v[k]))
 			continue;
 		c.lit = l->v[k].value;
 		c.lit_len = l->v[k].value_len;

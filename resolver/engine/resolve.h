@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "diag.h"
+#include "hostprobe.h"
 #include "inherit.h"
 #include "snapshot.h"
 #include "spec.h"
@@ -29,6 +30,8 @@ struct envfs_inputs {
 	const char *const *arches;     /* --arch NAME */
 	size_t narches;
 	char *const *host_env;         /* the daemon's environment (NULL: none) */
+	const char *host_root;         /* --host-root: where the node's sys/ and
+	                                  proc/ are read (NULL: "/") */
 };
 
 struct override {
@@ -59,6 +62,7 @@ struct world {
 	size_t npass;
 	char **extra_arches;
 	size_t nextra_arches;
+	struct hostprobe *probe;       /* what this node is (hostprobe.h) */
 	struct diag_list diags;        /* load-time diagnostics */
 };
 
@@ -87,6 +91,19 @@ void world_free(struct world *w);
  * (free() the array; the strings are borrowed from the world). */
 int world_arches(const struct world *w, const struct spec *s, const char ***out,
 		 size_t *nout);
+/* True when the launch of backend forwards host candidate p from the
+ * daemon's environment: --pass names as they are, the specs' passthrough
+ * names and prefixes (the runner's too, for a backend that uses it) only
+ * when set and non-empty, as the container launcher does. */
+bool world_host_allowed(const struct world *w, const struct spec *backend,
+			const struct env_pair *p);
+/* The arch directory a launch of backend on this node uses, the target
+ * of env/<backend>/host: for a backend that uses the runner, the arch of
+ * PRIMUS_GPU_MODEL (as the launch sees it: --env, then the host's, then
+ * the image's) or of the GPUs the KFD topology lists; for one without,
+ * "cuda" when an NVIDIA driver is loaded. NULL when nothing is detected
+ * or the backend has no such directory, with *why (borrowed) saying so. */
+const char *world_host_arch(const struct world *w, const char *backend, const char **why);
 /* True when the world knows backend/arch (a spec arch or --arch). */
 bool world_has_dir(const struct world *w, const char *backend, const char *arch);
 

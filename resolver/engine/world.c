@@ -35,21 +35,55 @@ static const char *host_get(char *const *env, const char *name, size_t len)
 	return NULL;
 }
 
-static int host_add(struct world *w, char *const *env, const char *name)
+static int host_add_n(struct world *w, char *const *env, const char *name, size_t len)
 {
-	size_t len = strlen(name), k;
 	const char *v;
+	size_t k;
 
 	for (k = 0; k < w->host.n; k++)
-		if (!strcmp(w->host.v[k].name, name))
+		if (strlen(w->host.v[k].name) == len && !memcmp(w->host.v[k].name, name, len))
 			return 0;
 	if (!(v = host_get(env, name, len)))
 		return 0;
 	return env_list_add(&w->host, name, len, v, strlen(v), "host");
 }
 
-/* Host candidates: --pass names and every spec's passthrough list. Which
- * of them a directory may use is decided per backend at resolve time. */
+static int host_add(struct world *w, char *const *env, const char *name)
+{
+	return host_add_n(w, env, name, strlen(name));
+}
+
+static bool has_prefix(char *const *prefixes, size_t n, const char *s)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (!strncmp(s, prefixes[k], strlen(prefixes[k])))
+			return true;
+	return false;
+}
+
+/* Every variable of env with one of s's passthrough prefixes. */
+static int host_add_prefixed(struct world *w, char *const *env, const struct spec *s)
+{
+	char *const *e;
+	int err;
+
+	for (e = env; e && *e && s->npass_prefixes; e++) {
+		const char *eq = strchr(*e, '=');
+
+		if (!eq || !env_name_valid(*e, (size_t)(eq - *e)) ||
+		    !has_prefix(s->pass_prefixes, s->npass_prefixes, *e))
+			continue;
+		if ((err = host_add_n(w, env, *e, (size_t)(eq - *e))) < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* Host candidates: --pass names and every spec's passthrough list and
+ * prefixes. Which of them a directory may use (and whether an empty value
+ * counts) is decided per backend at resolve time (world_host_allowed). */
 static int load_host(struct world *w, const struct envfs_inputs *in)
 {
 	const struct spec_set *set = w->specs;
@@ -67,15 +101,49 @@ static int load_host(struct world *w, const struct envfs_inputs *in)
 	}
 	if (!set)
 		return 0;
-	if (set->runner)
+	if (set->runner) {
 		for (j = 0; j < set->runner->npassthrough; j++)
 			if ((err = host_add(w, in->host_env, set->runner->passthrough[j])) < 0)
 				return err;
-	for (k = 0; k < set->nbackends; k++)
+		if ((err = host_add_prefixed(w, in->host_env, set->runner)) < 0)
+			return err;
+	}
+	for (k = 0; k < set->nbackends; k++) {
 		for (j = 0; j < set->backends[k]->npassthrough; j++)
 			if ((err = host_add(w, in->host_env, set->backends[k]->passthrough[j])) < 0)
 				return err;
+		if ((err = host_add_prefixed(w, in->host_env, set->backends[k])) < 0)
+			return err;
+	}
 	return 0;
+}
+
+static bool in_list(char *const *v, size_t n, const char *name)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (!strcmp(v[k], name))
+			return true;
+	return false;
+}
+
+/* The container launcher forwards a listed name or a prefixed one only
+ * when it is set and non-empty; --pass NAME copies it as it is. */
+static bool spec_forwards(const struct spec *s, const struct env_pair *p)
+{
+	return s && p->value_len &&
+	       (in_list(s->passthrough, s->npassthrough, p->name) ||
+		has_prefix(s->pass_prefixes, s->npass_prefixes, p->name));
+}
+
+bool world_host_allowed(const struct world *w, const struct spec *backend,
+			const struct env_pair *p)
+{
+	const struct spec *runner = backend->uses_runner ? w->specs->runner : NULL;
+
+	return in_list(w->pass, w->npass, p->name) || spec_forwards(backend, p) ||
+	       spec_forwards(runner, p);
 }
 
 /* Loads the specs into w, or shares prev's when their files are
@@ -146,6 +214,8 @@ static int load(const struct envfs_inputs *in, const struct world *prev, bool sh
 	failed |= err < 0;
 	if ((err = load_host(w, in)) < 0)
 		goto out;
+	if ((err = hostprobe_run(in->host_root, &w->probe)) < 0)
+		goto out;
 	if (in->narches) {
 		err = -ENOMEM;
 		if (!(w->extra_arches = calloc(in->narches, sizeof(char *))))
@@ -192,6 +262,7 @@ void world_free(struct world *w)
 		free(w->pass[k]);
 	free(w->pass);
 	free(w->extra_arches);
+	hostprobe_free(w->probe);
 	diag_list_release(&w->diags);
 	free(w);
 }
@@ -256,4 +327,44 @@ int world_arches(const struct world *w, const struct spec *s, const char ***out,
 	*out = v;
 	*nout = n;
 	return 0;
+}
+
+/* The value the launch sees for name among the inherited layers, or NULL. */
+static const char *inherited_value(const struct world *w, const struct spec *s,
+				   const char *name)
+{
+	const struct env_list *lists[] = { &w->cli, &w->host, &w->image };
+	size_t k, j;
+
+	for (k = 0; k < sizeof(lists) / sizeof(lists[0]); k++)
+		for (j = lists[k]->n; j-- > 0;) {
+			const struct env_pair *p = &lists[k]->v[j];
+
+			if (strcmp(p->name, name))
+				continue;
+			if (lists[k] == &w->host && !world_host_allowed(w, s, p))
+				continue;
+			return p->value;
+		}
+	return NULL;
+}
+
+const char *world_host_arch(const struct world *w, const char *backend, const char **why)
+{
+	const struct spec *s = w->specs ? spec_set_backend(w->specs, backend) : NULL;
+	const char *arch;
+
+	*why = "no such backend";
+	if (!s)
+		return NULL;
+	if (s->uses_runner)
+		arch = hostprobe_primus_arch(w->probe, inherited_value(w, s, "PRIMUS_GPU_MODEL"),
+					     why);
+	else if (!(arch = w->probe && w->probe->nvidia ? "cuda" : NULL))
+		*why = "no accelerator detected (no NVIDIA driver: proc/driver/nvidia)";
+	if (arch && !arch_known(w, s, arch)) {
+		*why = "the detected arch has no directory in this backend";
+		return NULL;
+	}
+	return arch;
 }

@@ -42,7 +42,8 @@ struct seen {
 };
 
 static const char *const SPEC_KEYS[] = { "backend", "runner", "uses_runner", "arches",
-	"passthrough", "owned_prefix", "families", "retired", "rules", "variables", NULL };
+	"passthrough", "passthrough_prefixes", "owned_prefix", "families", "retired", "rules",
+	"variables", NULL };
 static const char *const VAR_KEYS[] = { "name", "value", "kind", "flags", "append_from",
 	"mode", "export", "arch", "when", "note", "secret", "scope", "pin", "type", "min",
 	"max", "values", "invalid", NULL };
@@ -566,6 +567,9 @@ static int spec_from_doc(struct sctx *c, const struct ydoc *doc, struct spec *s)
 			take_list(c, val, "arches", &s->arches, &s->narches);
 		else if (yscalar_is(key, "passthrough"))
 			take_list(c, val, "passthrough", &s->passthrough, &s->npassthrough);
+		else if (yscalar_is(key, "passthrough_prefixes"))
+			take_list(c, val, "passthrough_prefixes", &s->pass_prefixes,
+				  &s->npass_prefixes);
 		else if (yscalar_is(key, "owned_prefix"))
 			s->owned_prefix = take_str(c, val, "owned_prefix");
 		else if (yscalar_is(key, "families"))
@@ -578,7 +582,8 @@ static int spec_from_doc(struct sctx *c, const struct ydoc *doc, struct spec *s)
 			take_vars(c, val, s);
 		else
 			bad(c, key, "unknown field '%s' in a spec (known: backend, runner, "
-			    "uses_runner, arches, passthrough, owned_prefix, families, retired, "
+			    "uses_runner, arches, passthrough, passthrough_prefixes, owned_prefix, "
+			    "families, retired, "
 			    "rules, variables)", key->str);
 	}
 	if (s->is_runner && s->backend)
@@ -713,6 +718,7 @@ void spec_free(struct spec *s)
 	free(s->display);
 	free(s->arches);
 	free(s->passthrough);
+	free(s->pass_prefixes);
 	free(s->families);
 	free(s->retired);
 	free(s->rules);

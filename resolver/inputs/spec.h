@@ -87,8 +87,11 @@ struct spec {
 	bool uses_runner;         /* gets base.yaml (default true) */
 	char **arches;
 	size_t narches;
-	char **passthrough;
+	char **passthrough;       /* names forwarded when set and non-empty */
 	size_t npassthrough;
+	char **pass_prefixes;     /* every non-empty variable with one of
+	                             these prefixes is forwarded too */
+	size_t npass_prefixes;
 	char *owned_prefix;       /* e.g. FLAGOS_, or NULL */
 	char **families;          /* prefixes of dynamic families, e.g. FLAGOS_OP_ */
 	size_t nfamilies;

@@ -16,11 +16,13 @@ tmp=$(mktemp -d)
 cleanup() { rm -rf "$tmp"; }
 trap cleanup EXIT
 
-# Canaries: a variable no spec knows, and ones a spec could plausibly pass
-# through if exec inherited the caller's environment.
-export PRIMUS_ENVFS_EXEC_CANARY=leaked
-export NCCL_DEBUG=CANARY_NCCL_DEBUG
+# Canaries: a variable no spec knows, one with a prefix the container
+# launcher does not forward (TE_), and HOME.
+export ENVFS_EXEC_CANARY=leaked
+export TE_CANARY=CANARY_TE
 export HOME="$tmp/canary-home"
+# The launcher forwards every non-empty NCCL_* variable (layer host).
+export NCCL_DEBUG=INFO
 # A name the runner spec passes through from the host is part of the
 # resolved environment (layer `host`), so it must arrive: in both views.
 export MASTER_ADDR=10.9.8.7
@@ -41,12 +43,14 @@ fi
 [ ! -s "$tmp/exec.err" ] || fail "exec printed on stderr: $(cat "$tmp/exec.err")"
 
 # 2. Nothing of the caller leaks in.
-for v in PRIMUS_ENVFS_EXEC_CANARY CANARY_NCCL_DEBUG canary-home; do
+for v in ENVFS_EXEC_CANARY CANARY_TE canary-home; do
 	if tr '\0' '\n' <"$tmp/exec.out" | grep -q -- "$v"; then
 		fail "the caller's environment leaked into exec: $v"
 	fi
 done
 
+tr '\0' '\n' <"$tmp/exec.out" | grep -qx 'NCCL_DEBUG=INFO' ||
+	fail "the host's non-empty NCCL_DEBUG was not forwarded (prefix passthrough)"
 tr '\0' '\n' <"$tmp/exec.out" | grep -qx 'MASTER_ADDR=10.9.8.7' ||
 	fail "the passthrough variable MASTER_ADDR did not reach the command"
 

@@ -405,13 +405,48 @@ static void test_host__pass_adds_a_name_to_the_allowlist(void **state)
 	fx_release(&f);
 }
 
-static void test_host__empty_host_value_is_set_and_empty(void **state)
+/* The container launcher forwards a listed name only when it is set and
+ * non-empty (primus-cli-container.sh); --pass copies it as it is. */
+static void test_host__an_empty_listed_value_is_not_forwarded(void **state)
 {
 	struct fx f = { 0 };
 	const struct snapshot *s;
 
 	(void)state;
 	f.host[0] = "PASS_ME=";
+	s = fx_resolve(&f, "a1");
+	assert_unset(s, "PASS_ME");
+	fx_release(&f);
+}
+
+/* ... and every non-empty variable with one of the runner's prefixes
+ * (PRIMUS_ NCCL_ RCCL_ GLOO_ IONIC_ HIPBLASLT_ in the shipped base). */
+static void test_host__prefixed_names_are_forwarded_when_non_empty(void **state)
+{
+	struct fx f = { 0 };
+	const struct snapshot *s;
+
+	(void)state;
+	f.host[0] = "PRIMUS_FOO=1";
+	f.host[1] = "NCCL_EMPTY=";
+	f.host[2] = "TE_OTHER=1";
+	f.host[3] = "XPRIMUS_NOT=1";
+	s = fx_resolve(&f, "a1");
+	assert_value(s, "PRIMUS_FOO", "1");
+	assert_unset(s, "NCCL_EMPTY");
+	assert_unset(s, "TE_OTHER");
+	assert_unset(s, "XPRIMUS_NOT");
+	fx_release(&f);
+}
+
+static void test_host__pass_copies_an_empty_value(void **state)
+{
+	struct fx f = { 0 };
+	const struct snapshot *s;
+
+	(void)state;
+	f.host[0] = "PASS_ME=";
+	f.pass[0] = "PASS_ME";
 	s = fx_resolve(&f, "a1");
 	assert_value(s, "PASS_ME", "");
 	fx_release(&f);
@@ -1306,7 +1341,9 @@ int main(void)
 		cmocka_unit_test(test_layers__later_inherit_file_wins_and_shadows_the_earlier),
 		cmocka_unit_test(test_host__only_allowlisted_names_are_passed_through),
 		cmocka_unit_test(test_host__pass_adds_a_name_to_the_allowlist),
-		cmocka_unit_test(test_host__empty_host_value_is_set_and_empty),
+		cmocka_unit_test(test_host__an_empty_listed_value_is_not_forwarded),
+		cmocka_unit_test(test_host__prefixed_names_are_forwarded_when_non_empty),
+		cmocka_unit_test(test_host__pass_copies_an_empty_value),
 		cmocka_unit_test(test_mode_set__beats_image_host_and_cli_keeping_its_layer_name),
 		cmocka_unit_test(test_mode_set__loses_to_config_and_override),
 		cmocka_unit_test(test_export_false__parameter_is_not_in_the_environment),
