@@ -897,7 +897,9 @@ static int note_reader(void *ctx, const char *name, size_t len)
 		s->readers = r;
 		s->capreaders = cap;
 	}
-	s->readers[s->nreaders].name = name;
+	/* Copied: a condition's names live only while it is parsed. */
+	if (!(s->readers[s->nreaders].name = arena_strndup(s->arena, name, len)))
+		return -ENOMEM;
 	s->readers[s->nreaders].len = len;
 	s->readers[s->nreaders].by = NULL;
 	s->nreaders++;
@@ -1460,11 +1462,33 @@ static int fixed_point_warning(struct sim *s1, struct evar *a, const struct sim 
 			      a->name, layer_name((enum layer)a->layer));
 	else
 		err = sb_addf(&msg, "%s is not in this run's environment, but a launch fed these "
-			      "views sets it: ", a->name);
+			      "views gets it: ", a->name);
 	if (err < 0)
 		goto out;
 	if (!b || !exported(b)) {
 		err = sb_adds(&msg, "it is gone at launch");
+	} else if (w && (w->layer == LAYER_RUNNER || w->layer == LAYER_DETECTED) && w->sv &&
+		   !(a && exported(a))) {
+		struct expr *ex = NULL;
+		char m[8];
+
+		file = s1->runner ? s1->runner->display : NULL;
+		line = w->sv->line;
+		if (w->sv->when && expr_parse(w->sv->when, &ex, m, sizeof(m)) == 0) {
+			err = expr_names(ex, names_read, &reads);
+			expr_free(ex);
+		}
+		if (!err)
+			err = sb_addf(&msg, "the runner's %s (%s:%u) sets it",
+				      w->sv->mode == SPEC_MODE_SET ? "unconditional export" : "default",
+				      file, line);
+		if (!err && !secret) {
+			err = sb_adds(&msg, " to ");
+			if (!err)
+				err = text_quote(&msg, b->val, b->len, 200);
+		}
+		if (!err && reads.len)
+			err = sb_addf(&msg, ", because the views carry %s", sb_str(&reads));
 	} else if (w && (w->layer == LAYER_RUNNER || w->layer == LAYER_DETECTED) && w->sv) {
 		file = s1->runner ? s1->runner->display : NULL;
 		line = w->sv->line;
