@@ -1724,7 +1724,9 @@ static int build_snapshot(struct sim *s, struct snapshot **out)
 		struct snap_var *sv = &snap->vars[n];
 		bool param = !e->set && (e->param[0] || e->param[1]);
 
-		if (!e->set && !param && !e->have_def)
+		/* Unset and undeclared by any default: no entry, unless explain
+		 * has something to say about it (a launch fed the views sets it). */
+		if (!e->set && !param && !e->have_def && !e->explain)
 			continue;
 		err = -EFBIG;
 		if (e->name_len > UINT32_MAX || e->len > UINT32_MAX)

@@ -632,6 +632,199 @@ static void test_launch__expansion_bomb_is_an_error_naming_the_key(void **state)
 	free(text);
 }
 
+
+/* ---- SPEC 3.0 as a property (issue 13, acceptance 2) --------------------- */
+
+static uint64_t rng_state;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(rng_state >> 33) % n;
+}
+
+static const char *const pool_names[] = {
+	"GPUS_PER_NODE", "HIP_VISIBLE_DEVICES", "NNODES", "MASTER_ADDR", "NCCL_IB_GID_INDEX",
+	"NCCL_DEBUG", "NVTE_ROCM_ENABLE_MXFP8", "PRIMUS_DETERMINISTIC", "NCCL_ALGO",
+	"XLA_GPU_AUTOTUNE_LEVEL", "XLA_FLAGS_APPEND", "TF_CPP_MIN_LOG_LEVEL", "GPU_MAX_HW_QUEUES",
+	"NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "DATA_PATH", "PRIMUS_PATH", "DUMP_HLO", "MY_VAR",
+	"OTHER_VAR", "HSA_NO_SCRATCH_RECLAIM", "RCCL_WARP_SPEED_AUTO", "NVTE_FUSED_ATTN",
+};
+static const char *const pool_values[] = {
+	"", "0", "1", "2", "4", "8", "010", " 2 ", "abc", "x y", "Ring", "Tree", "INFO",
+	"--xla_gpu_autotune_level=5", "--xla_gpu_autotune_level=0 --xla_keep=1", "/data",
+	"$GPUS_PER_NODE", "${NNODES}-x", "0x4",
+};
+#define NPOOL(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The names the first pass warns about (SPEC 3.0 warnings). */
+static bool warned(const struct snapshot *s, const char *name)
+{
+	size_t k, n = strlen(name);
+
+	for (k = 0; k < s->diags.n; k++) {
+		const char *m = s->diags.v[k].msg;
+
+		if (!strncmp(m, name, n) &&
+		    (!strncmp(m + n, ": the value shown", 17) ||
+		     !strncmp(m + n, " is not in this run's environment", 33)))
+			return true;
+	}
+	return false;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The effective flags of v, sorted, one string. */
+static char *flag_set(const struct snap_var *v)
+{
+	char *copy = strdup(v->effective ? v->effective : ""), *lines[256], *p, *out;
+	size_t n = 0, k, len = 1;
+
+	assert_non_null(copy);
+	for (p = strtok(copy, "\n"); p && n < 256; p = strtok(NULL, "\n"))
+		lines[n++] = p;
+	qsort(lines, n, sizeof(*lines), line_cmp);
+	for (k = 0; k < n; k++)
+		len += strlen(lines[k]) + 1;
+	assert_non_null(out = calloc(1, len));
+	for (k = 0; k < n; k++) {
+		strcat(out, lines[k]);
+		strcat(out, "\n");
+	}
+	free(copy);
+	return out;
+}
+
+static bool same_value(const struct snap_var *a, const struct snap_var *b)
+{
+	bool ea = a && a->exported, eb = b && b->exported, same;
+	char *x, *y;
+
+	if (ea != eb)
+		return false;
+	if (!ea)
+		return true;
+	if (a->is_flags && b->is_flags) {
+		x = flag_set(a);
+		y = flag_set(b);
+		same = !strcmp(x, y);
+		free(x);
+		free(y);
+		return same;
+	}
+	return a->value_len == b->value_len && !memcmp(a->value, b->value, a->value_len);
+}
+
+static void test_launch__fixed_point_warnings_are_exactly_what_a_relaunch_changes(void **state)
+{
+	unsigned iter;
+
+	(void)state;
+	for (iter = 0; iter < 300; iter++) {
+		struct run r = { 0 }, r2 = { 0 };
+		char img[4096] = "", cfg[4096] = "env:\n", *environ_text = NULL;
+		char cli[MAXN][128];
+		size_t k, n, elen = 0;
+		const struct snapshot *s1, *s2;
+
+		rng_state = 0x9e3779b97f4a7c15ull * (iter + 1);
+		for (n = rnd(6), k = 0; k < n; k++)
+			snprintf(img + strlen(img), sizeof(img) - strlen(img), "%s=%s\n",
+				 pool_names[rnd(NPOOL(pool_names))],
+				 pool_values[rnd(NPOOL(pool_values))]);
+		if (rnd(3) == 0)
+			strcat(img, "XLA_FLAGS=--xla_gpu_autotune_level=0 --xla_gpu_enable_pgle=true\n");
+		for (n = rnd(5), k = 0; k < n; k++)
+			snprintf(cfg + strlen(cfg), sizeof(cfg) - strlen(cfg), "  %s: \"%s\"\n",
+				 pool_names[rnd(NPOOL(pool_names))],
+				 pool_values[rnd(NPOOL(pool_values))]);
+		for (n = rnd(4), k = 0; k < n; k++) {
+			snprintf(cli[k], sizeof(cli[k]), "%s=%s", pool_names[rnd(NPOOL(pool_names))],
+				 pool_values[rnd(NPOOL(pool_values))]);
+			r.env[k] = cli[k];
+		}
+		r.image_text = img;
+		r.config_text = strlen(cfg) > 5 ? cfg : NULL;
+		for (n = rnd(3), k = 0; k < n; k++)
+			ov(&r, pool_names[rnd(NPOOL(pool_names))],
+			   rnd(4) ? pool_values[rnd(NPOOL(pool_values))] : NULL);
+		s1 = launch(&r);
+
+		/* The environ view as the only image: NAME=value\0 ... */
+		for (k = 0; k < s1->nvars; k++) {
+			const struct snap_var *v = &s1->vars[k];
+
+			if (!v->exported)
+				continue;
+			assert_non_null(environ_text = realloc(environ_text, elen + v->name_len +
+							       v->value_len + 3));
+			memcpy(environ_text + elen, v->name, v->name_len);
+			elen += v->name_len;
+			environ_text[elen++] = '=';
+			memcpy(environ_text + elen, v->value, v->value_len);
+			elen += v->value_len;
+			environ_text[elen++] = '\0';
+		}
+		assert_non_null(environ_text = realloc(environ_text, elen + 1));
+		environ_text[elen] = '\0';
+		{
+			struct envfs_inputs in = { 0 };
+			const char *inh[1];
+
+			strcpy(r2.dir, "/tmp/envfs-launch-XXXXXX");
+			assert_non_null(mkdtemp(r2.dir));
+			r2.paths[0] = host_root("gfx950");
+			r2.paths[2] = write_file(r2.dir, "environ", environ_text, elen);
+			inh[0] = r2.paths[2];
+			in.specs_dir = specs_dir();
+			in.host_root = r2.paths[0];
+			in.config = r.paths[1];
+			in.inherit = inh;
+			in.ninherit = 1;
+			assert_int_equal(world_load(&in, &r2.w), 0);
+			assert_int_equal(resolve_dir(r2.w, NULL, "maxtext", "gfx950", &r2.s), 0);
+			s2 = r2.s;
+		}
+		for (k = 0; k < s1->nvars; k++) {
+			const struct snap_var *a = &s1->vars[k];
+			char name[256];
+			const struct snap_var *b;
+
+			snprintf(name, sizeof(name), "%.*s", (int)a->name_len, a->name);
+			b = var(s2, name);
+			if (!same_value(a, b) == warned(s1, name))
+				continue;
+			fprintf(stderr, "iteration %u: %s: %s\nimage:\n%s\nconfig:\n%s\n", iter, name,
+				same_value(a, b) ? "warned but a relaunch keeps it" :
+				"a relaunch changes it without a warning", img, cfg);
+			for (n = 0; n < MAXN && r.env[n]; n++)
+				fprintf(stderr, "--env %s\n", r.env[n]);
+			for (n = 0; n < r.ov.n; n++)
+				fprintf(stderr, "override %s=%s\n", r.ov.v[n].name,
+					r.ov.v[n].value ? r.ov.v[n].value : "(unset)");
+			for (n = 0; n < s1->diags.n; n++)
+				fprintf(stderr, "diag: %s\n", s1->diags.v[n].msg);
+			fail();
+		}
+		for (k = 0; k < s2->nvars; k++) {
+			char name[256];
+
+			snprintf(name, sizeof(name), "%.*s", (int)s2->vars[k].name_len,
+				 s2->vars[k].name);
+			if (s2->vars[k].exported && !var(s1, name) && !warned(s1, name))
+				fail_msg("iteration %u: %s appears at relaunch without a warning",
+					 iter, name);
+		}
+		free(environ_text);
+		done(&r2);
+		done(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -658,6 +851,7 @@ int main(void)
 		cmocka_unit_test(test_launch__a_clean_run_is_its_own_fixed_point),
 		cmocka_unit_test(test_launch__secrets_stay_out_of_every_diagnostic),
 		cmocka_unit_test(test_launch__expansion_bomb_is_an_error_naming_the_key),
+		cmocka_unit_test(test_launch__fixed_point_warnings_are_exactly_what_a_relaunch_changes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
