@@ -632,7 +632,6 @@ static int flags_apply(struct sim *s, uint32_t vi, const struct spec *sp,
 	size_t np = 0, k;
 	bool owned = e->config_set, was_set = e->set;
 	enum layer base_layer = (enum layer)e->layer;
-	const char *src = NULL;
 	int err = 0;
 
 	if (decl->append_from)
@@ -713,11 +712,6 @@ static int flags_apply(struct sim *s, uint32_t vi, const struct spec *sp,
 	}
 	if ((err = count_total(s, val.len)) < 0)
 		goto out;
-	if (!(src = owned ? NULL : managed->len ? entry_source(s, sp, decl) : NULL) &&
-	    !owned && managed->len) {
-		err = -ENOMEM;
-		goto out;
-	}
 	{
 		const char *text = arena_strndup(s->arena, val.buf ? val.buf : "", val.len);
 		struct rec r = { .val = managed->val, .len = managed->len,
