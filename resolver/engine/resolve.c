@@ -52,7 +52,8 @@ enum step { STEP_INPUTS, STEP_RUNNER, STEP_CONFIG, STEP_BACKEND };
 struct rec {
 	const char *val;              /* NULL: unset (an override's rm) */
 	size_t len;
-	const char *source;           /* outlives the simulation */
+	const char *source;           /* outlives the simulation; NULL for a
+	                                 spec entry (rec_source() names it) */
 	const struct spec_var *sv;    /* the spec entry, if any */
 	uint32_t next;                /* the variable's next record */
 	unsigned char layer;
@@ -121,6 +122,10 @@ struct sim {
 	struct reader { const char *name; size_t len; const struct spec_var *by; } *readers;
 	size_t nreaders, capreaders;
 	size_t nforward;              /* forward references found */
+	uint32_t *entry_var[2];       /* the variable of each entry of the
+	                                 runner [0] and the backend [1] (NONE
+	                                 for another arch) */
+	struct strbuf scratch;        /* one template's expansion at a time */
 };
 
 /* Forward references reported one by one before a summary. */
@@ -360,6 +365,18 @@ static const char *entry_source(struct sim *s, const struct spec *sp, const stru
 	return p;
 }
 
+/* Where a record's value comes from: its source, or "file:line" of its
+ * spec entry (made only for what is shown: a snapshot's winners). */
+static const char *rec_source(struct sim *s, const struct rec *r)
+{
+	const struct spec *rn = s->runner;
+
+	if (r->source || !r->sv)
+		return r->source;
+	return entry_source(s, rn && r->sv >= rn->vars && r->sv < rn->vars + rn->nvars ? rn :
+			    s->backend, r->sv);
+}
+
 /* ---- evaluating one spec entry ----------------------------------------- */
 
 struct eval {
@@ -416,7 +433,7 @@ static int entry_when(struct sim *s, const struct spec *sp, const struct spec_va
 static int entry_template(struct sim *s, const struct spec *sp, const struct spec_var *sv,
 			  const char *src, struct eval *out)
 {
-	struct strbuf sb = STRBUF_INIT;
+	struct strbuf *sb = &s->scratch;
 	struct tmpl_result res = { 0 };
 	int err;
 
@@ -433,7 +450,8 @@ static int entry_template(struct sim *s, const struct spec *sp, const struct spe
 		return 0;
 	}
 	s->taint = false;
-	if ((err = tmpl_expand(src, sv->dialect, RESOLVE_MAX_VALUE, sim_lookup, s, &sb, &res)) < 0)
+	sb_reset(sb);
+	if ((err = tmpl_expand(src, sv->dialect, RESOLVE_MAX_VALUE, sim_lookup, s, sb, &res)) < 0)
 		goto out;
 	out->secret = s->taint;
 	if (res.too_long) {
@@ -448,15 +466,14 @@ static int entry_template(struct sim *s, const struct spec *sp, const struct spe
 			   out->secret ? "a value built from a secret cannot be used here" :
 			   res.problem)) < 0)
 		goto out;
-	if ((err = count_total(s, sb.len)) < 0)
+	if ((err = count_total(s, sb->len)) < 0)
 		goto out;
 	err = -ENOMEM;
-	if (!(out->val = arena_strndup(s->arena, sb.buf ? sb.buf : "", sb.len)))
+	if (!(out->val = arena_strndup(s->arena, sb->buf ? sb->buf : "", sb->len)))
 		goto out;
-	out->len = sb.len;
+	out->len = sb->len;
 	err = 0;
 out:
-	sb_release(&sb);
 	return err;
 }
 
@@ -641,7 +658,7 @@ static int flags_apply(struct sim *s, uint32_t vi, const struct spec *sp,
 	e = &s->v[vi];
 	if (e->pinned) {
 		/* The override is the whole value, verbatim. */
-		err = offer(s, vi, ml, managed->val, managed->len, entry_source(s, sp, decl), decl,
+		err = offer(s, vi, ml, managed->val, managed->len, NULL, decl,
 			    RULE_ALWAYS, managed->secret);
 		goto flags;
 	}
@@ -701,7 +718,7 @@ static int flags_apply(struct sim *s, uint32_t vi, const struct spec *sp,
 		/* Every part empty and no layer set it: unset. Still offered,
 		 * so the managed list is the default explain shows. */
 		err = rec_add(s, vi, (struct rec){ .val = managed->val, .len = managed->len,
-			      .source = entry_source(s, sp, decl), .sv = decl,
+			      .source = NULL, .sv = decl,
 			      .layer = (unsigned char)ml }, NULL);
 		e = &s->v[vi];
 		if (!e->have_def && managed->len) {
@@ -715,7 +732,7 @@ static int flags_apply(struct sim *s, uint32_t vi, const struct spec *sp,
 	{
 		const char *text = arena_strndup(s->arena, val.buf ? val.buf : "", val.len);
 		struct rec r = { .val = managed->val, .len = managed->len,
-				 .source = entry_source(s, sp, decl), .sv = decl,
+				 .source = NULL, .sv = decl,
 				 .layer = (unsigned char)ml, .applied = !owned && managed->len };
 
 		if (!text) {
@@ -772,14 +789,19 @@ static int declare_specs(struct sim *s)
 	for (j = 0; j < 2; j++) {
 		const struct spec *sp = both[j];
 
+		if (sp && !(s->entry_var[sp->is_runner ? 0 : 1] =
+			    malloc((sp->nvars ? sp->nvars : 1) * sizeof(uint32_t))))
+			return -ENOMEM;
 		for (k = 0; sp && k < sp->nvars; k++) {
 			const struct spec_var *sv = &sp->vars[k];
 			struct evar *e;
 
+			s->entry_var[sp->is_runner ? 0 : 1][k] = NONE;
 			if (!spec_var_applies_to_arch(sv, s->arch))
 				continue;
 			if ((err = var_of(s, sv->name, strlen(sv->name), &vi)) < 0)
 				return err;
+			s->entry_var[sp->is_runner ? 0 : 1][k] = vi;
 			e = &s->v[vi];
 			/* The specs' copy of the name outlives the simulation. */
 			e->name = sv->name;
@@ -1027,8 +1049,7 @@ static int step_runner(struct sim *s)
 			continue;
 		if (s->full && ((err = note_reads(s, sv)) < 0 || (err = check_forward(s, sp, k)) < 0))
 			return err;
-		if ((err = var_of(s, sv->name, strlen(sv->name), &vi)) < 0)
-			return err;
+		vi = s->entry_var[0][k];
 		if (sv->kind == SPEC_KIND_FLAGS) {
 			if (s->v[vi].flags_decl != sv)
 				continue;   /* the backend's declaration replaces it */
@@ -1052,7 +1073,7 @@ static int step_runner(struct sim *s)
 			}
 			continue;
 		}
-		if ((err = offer(s, vi, layer_of(sp, sv), ev.val, ev.len, entry_source(s, sp, sv),
+		if ((err = offer(s, vi, layer_of(sp, sv), ev.val, ev.len, NULL,
 				 sv, rule_of(sv), ev.secret)) < 0)
 			return err;
 	}
@@ -1232,8 +1253,8 @@ static int step_backend(struct sim *s)
 
 			if ((sv->export || sv->kind == SPEC_KIND_FLAGS) == !pass)
 				continue;
-			if ((err = var_of(s, sv->name, strlen(sv->name), &vi)) < 0)
-				break;
+			if ((vi = s->entry_var[1][k]) == NONE)
+				continue;
 			if (spec_var_applies_to_arch(sv, s->arch) && (err = check_forward(s, sp, k)) < 0)
 				break;
 			if (sv->kind == SPEC_KIND_FLAGS) {
@@ -1259,15 +1280,13 @@ static int step_backend(struct sim *s)
 		const struct spec_var *sv = &sp->vars[k];
 
 		if (!sv->export || !evs[k].applies || !evs[k].ok ||
-		    !spec_var_applies_to_arch(sv, s->arch))
-			continue;
-		if ((vi = find(s, sv->name, strlen(sv->name))) == NONE)
+		    (vi = s->entry_var[1][k]) == NONE)
 			continue;
 		if (sv->kind == SPEC_KIND_FLAGS)
 			err = s->v[vi].flags_decl == sv ? flags_apply(s, vi, sp, sv, &evs[k]) : 0;
 		else
 			err = offer(s, vi, layer_of(sp, sv), evs[k].val, evs[k].len,
-				    entry_source(s, sp, sv), sv, rule_of(sv), evs[k].secret);
+				    NULL, sv, rule_of(sv), evs[k].secret);
 	}
 	free(evs);
 	return err;
@@ -1350,6 +1369,9 @@ static int simulate(struct sim *s)
 
 static void sim_release(struct sim *s)
 {
+	free(s->entry_var[0]);
+	free(s->entry_var[1]);
+	sb_release(&s->scratch);
 	free(s->v);
 	free(s->table);
 	free(s->recs);
@@ -1735,7 +1757,7 @@ static int build_snapshot(struct sim *s, struct snapshot **out)
 		sv->secret = e->secret;
 		sv->is_flags = e->flags_decl != NULL;
 		sv->layer = e->set ? e->layer : LAYER_NONE;
-		sv->source = e->set && e->win != NONE ? s->recs[e->win].source :
+		sv->source = e->set && e->win != NONE ? rec_source(s, &s->recs[e->win]) :
 			     e->set ? "override" : NULL;
 		if (sv->source && !(sv->source = arena_strdup(snap->arena, sv->source)))
 			goto out;

@@ -724,7 +724,7 @@ static void test_launch__fixed_point_warnings_are_exactly_what_a_relaunch_change
 	unsigned iter;
 
 	(void)state;
-	for (iter = 0; iter < 300; iter++) {
+	for (iter = 0; iter < 200; iter++) {
 		struct run r = { 0 }, r2 = { 0 };
 		char img[4096] = "", cfg[4096] = "env:\n", *environ_text = NULL;
 		char cli[MAXN][128];
