@@ -3,10 +3,10 @@
 const char *layer_name(enum layer l)
 {
 	static const char *const names[] = {
-		[LAYER_NONE] = "", [LAYER_BACKEND] = "backend",
-		[LAYER_RUNNER] = "runner", [LAYER_IMAGE] = "image",
-		[LAYER_HOST] = "host", [LAYER_CLI] = "cli",
-		[LAYER_CONFIG] = "config", [LAYER_OVERRIDE] = "override",
+		[LAYER_NONE] = "", [LAYER_IMAGE] = "image", [LAYER_HOST] = "host",
+		[LAYER_CLI] = "cli", [LAYER_DETECTED] = "detected",
+		[LAYER_RUNNER] = "runner", [LAYER_CONFIG] = "config",
+		[LAYER_BACKEND] = "backend", [LAYER_OVERRIDE] = "override",
 	};
 
 	if ((unsigned)l >= sizeof(names) / sizeof(names[0]))

@@ -1,15 +1,16 @@
-/* layer: the precedence layers of SPEC section 3, lowest first. */
+/* layer: the layers of SPEC section 3, in the order a launch applies them. */
 #ifndef ENVFS_LAYER_H
 #define ENVFS_LAYER_H
 
 enum layer {
 	LAYER_NONE = 0,
-	LAYER_BACKEND,
-	LAYER_RUNNER,
-	LAYER_IMAGE,
+	LAYER_IMAGE,          /* in launch order (SPEC 3) */
 	LAYER_HOST,
 	LAYER_CLI,
+	LAYER_DETECTED,
+	LAYER_RUNNER,
 	LAYER_CONFIG,
+	LAYER_BACKEND,
 	LAYER_OVERRIDE,
 };
 

@@ -1,7 +1,23 @@
-/* The layering engine of SPEC section 3: for one <backend>/<arch>, every
- * name's candidates from every layer, the winner, its value (templates and
- * conditions see final values, computed on demand with cycle detection),
- * the XLA_FLAGS-style flag lists of 3.1, and provenance. */
+/* The layering engine of SPEC section 3: one <backend>/<arch> resolved by
+ * playing a real Primus launch, step by step, over an environment:
+ *
+ *   1 image   --inherit files                         inherited
+ *   2 host    the daemon's passthrough                beats image
+ *   3 cli     --env                                   beats host
+ *   4 runner  base.yaml, file order, as bash runs it  ${X:-d}: unset or empty;
+ *             (then host and cli again: the launcher  mode: set replaces
+ *              re-applies --env after the runner)
+ *   5 config  env:, dict order, os.environ[k] = v     always; a refused key
+ *                                                     stops the block
+ *   6 backend <backend>.yaml as env_spec.py builds    setdefault: unset only
+ *             and applies it (XLA_FLAGS merged)
+ *   7 override a write through the mount              final
+ *
+ * Each entry reads the environment as it is at its step (a runner entry
+ * never sees the config; a backend entry sees everything), so there are
+ * no cycles to chase: a value is computed once, in order. Then the launch
+ * fixed point (SPEC 3.0): the same launch again with the exported
+ * environment as the only image; whatever it changes is a warning. */
 #include "resolve.h"
 
 #include <errno.h>
@@ -12,946 +28,501 @@
 #include "resolve_internal.h"
 #include "spec_share.h"
 #include "template.h"
+#include "text.h"
+#include "view.h"
 
-/* Precedence inside one directory; `mode: set` entries sit between cli and
- * config, the runner above the backend at equal mode. */
-enum {
-	PRIO_BACKEND = 10, PRIO_RUNNER = 20, PRIO_IMAGE = 30, PRIO_HOST = 40,
-	PRIO_CLI = 50, PRIO_BACKEND_SET = 55, PRIO_RUNNER_SET = 56,
-	PRIO_CONFIG = 60, PRIO_OVERRIDE = 70,
+#define NONE UINT32_MAX
+/* One NAME=value may not pass this: execve refuses it (MAX_ARG_STRLEN). */
+#define RESOLVE_MAX_VALUE CONFIG_MAX_VALUE
+/* What the expansions of one directory may produce in all, so doubling
+ * templates or config values stay linear in their input. */
+#define RESOLVE_MAX_TOTAL (16u << 20)
+/* Names listed in one message. */
+#define MSG_NAMES_MAX 6
+
+enum rule {
+	RULE_ALWAYS,          /* export NAME=... ; os.environ[k] = v */
+	RULE_UNSET_OR_EMPTY,  /* export NAME=${NAME:-v} */
+	RULE_UNSET,           /* os.environ.setdefault(NAME, v) */
 };
 
-/* One per value a layer offers; a directory's candidates live in one
- * array (rctx.cands), sorted by variable, then precedence. */
-struct cand {
-	const struct spec_var *sv;      /* spec entries (of the runner's spec
-	                                   when layer is LAYER_RUNNER, else the
-	                                   backend's) */
-	const char *lit;                /* image, host, cli, override */
-	size_t lit_len;
-	const char *source;
-	const char *val;                /* evaluated value (arena or specs) */
-	size_t val_len;
-	uint32_t var;                   /* index of its rvar */
-	uint32_t seq;                   /* order added */
-	int32_t cfg;                    /* config entry index, or -1 */
-	unsigned char layer;            /* enum layer */
-	unsigned char prio;
-	signed char applies;            /* -1 not yet known */
-	bool unset : 1;                 /* an override that unsets */
-	bool have_val : 1;
-	bool secret;                    /* the value was built from a secret
-	                                   (a taint target: not a bit-field) */
+enum step { STEP_INPUTS, STEP_RUNNER, STEP_CONFIG, STEP_BACKEND };
+
+/* One value a layer offered a variable, in launch order. */
+struct rec {
+	const char *val;              /* NULL: unset (an override's rm) */
+	size_t len;
+	const char *source;           /* outlives the simulation; NULL for a
+	                                 spec entry (rec_source() names it) */
+	const struct spec_var *sv;    /* the spec entry, if any */
+	uint32_t next;                /* the variable's next record */
+	unsigned char layer;
+	bool applied;                 /* it became the value */
 };
 
-enum rstate { ST_NEW, ST_BUSY, ST_DONE };
-
-/* The working entry of one name: 10,000 of them live while a directory
- * is resolved, next to the snapshot being served, so rarely used texts
- * are built in per-depth scratch buffers (rctx.texts) and only their
- * final bytes are kept. */
-struct rvar {
+struct evar {
 	const char *name;
-	struct cand *c;                 /* sorted: highest precedence first */
-	const struct spec_var *flags_decl; /* kind: flags declaration, if any */
-	const char *note;
-	/* results */
-	const char *val;
-	const char *source;
-	const char *layers;             /* interned per directory (rctx) */
-	const char *shadowed;           /* arena, or NULL */
-	const char *explain;            /* arena, or NULL */
-	const char *def;
-	struct snap_flag *flags;
-	const char *effective;
-	size_t name_len, val_len;
-	uint32_t nc, nflags;
-	int32_t win;                    /* index into c, or -1 */
-	unsigned layer : 8;             /* enum layer */
-	unsigned st : 2;                /* enum rstate */
-	bool flags_runner : 1;          /* flags_decl is the runner's */
-	bool secret : 1, consumed : 1, cycle_reported : 1;
-	/* name, val and source point into the world or the overrides, not
-	 * the specs or the arena: the snapshot copies them */
-	bool name_ext : 1, val_ext : 1, source_ext : 1;
-	bool set : 1, param : 1;        /* param: only an export:false default */
-};
-
-/* Deeper reference chains than this are reported, not followed: the
- * evaluation recurses once per link and must stay bounded on hostile specs. */
-#define RESOLVE_MAX_DEPTH 64
-
-struct cfgval {
-	enum rstate st;
-	bool secret;                    /* the value was built from a secret */
+	size_t name_len;
+	/* the environment */
 	const char *val;
 	size_t len;
+	bool set;
+	unsigned char layer;
+	uint32_t win;                 /* the record of the value, or NONE */
+	uint32_t head, tail;          /* records */
+	/* what the specs say */
+	const struct spec_var *flags_decl;
+	bool flags_runner;
+	const struct spec_var *param[2];  /* export: false entries that apply,
+	                                     [0] the runner's, [1] the backend's */
+	const char *param_val[2];
+	size_t param_len[2];
+	const char *note;
+	const char *def;
+	bool have_def;
+	uint32_t last_entry[2];       /* 1 + the index of the last entry of the
+	                                 runner [0] / the backend [1] that sets
+	                                 it, 0 when none does */
+	bool pinned;                  /* an override: nothing else changes it */
+	bool secret;
+	bool consumed;                /* an append_from: never exported */
+	bool config_set;              /* the config's env: set it */
+	const char *runner_seen;      /* its value when the runner ran */
+	size_t runner_seen_len;
+	bool runner_seen_set;
+	/* flag lists */
+	struct snap_flag *flags;
+	uint32_t nflags;
+	const char *effective;
+	const char *explain;          /* arena, lines */
 };
 
-struct rctx {
+struct sim {
 	const struct world *w;
 	const struct spec *backend, *runner;
 	const char *arch;
-	struct rvar *vars;
-	size_t nvars;
-	struct cand *cands;             /* every variable's, by variable */
-	size_t ncands, capcands;
-	struct cfgval *cfg;
-	/* build_table only: the variable of each name collect_names() pushed,
-	 * by slot (spec_slots()); the add_* functions take them from here
-	 * instead of searching, the non-spec ones in push order (next_of) */
-	uint32_t *var_of;
-	size_t next_of, nslots;
+	struct arena *arena;          /* texts that outlive the simulation */
+	struct evar *v;
+	size_t nv, capv;
+	uint32_t *table;              /* name hash -> index + 1 */
+	size_t mask;
+	struct rec *recs;
+	size_t nrecs, caprecs;
 	struct diag_list diags;
-	struct arena *arena;
-	unsigned depth;                 /* nested resolve_var calls */
-	unsigned max_depth;             /* the deepest texts[] used */
-	bool depth_reported;
-	bool depth_cut;                 /* the last -ELOOP was the depth bound */
-	struct rvar *cur;               /* the variable being resolved */
-	bool *taint;                    /* the cached value being computed */
-	const char *layer_text[1u << (LAYER_OVERRIDE + 1)]; /* by layer mask */
-	/* shadowed and explain lines of the variable being built at each
-	 * depth (resolve_var nests), kept in the arena when it is done */
-	struct strbuf texts[RESOLVE_MAX_DEPTH + 1][2];
+	size_t total;
+	bool total_reported;
+	/* what the current step reads */
+	enum step step;
+	bool taint;                   /* the current computation read a secret */
+	/* inputs */
+	const struct env_list *image;
+	bool full;                    /* host, cli and overrides (the first pass) */
+	const struct override_set *ov;
+	/* per runner entry, for the config diagnostics */
+	struct reader { const char *name; size_t len; const struct spec_var *by; } *readers;
+	size_t nreaders, capreaders;
+	size_t nforward;              /* forward references found */
+	uint32_t *entry_var[2];       /* the variable of each entry of the
+	                                 runner [0] and the backend [1] (NONE
+	                                 for another arch) */
+	struct strbuf scratch;        /* one template's expansion at a time */
 };
 
-static struct rvar *find_var(struct rctx *r, const char *name, size_t len)
+/* Forward references reported one by one before a summary. */
+#define FORWARD_SHOWN 10
+
+/* ---- the table ----------------------------------------------------------- */
+
+static uint64_t hash(const char *s, size_t n)
 {
-	size_t lo = 0, hi = r->nvars;
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const struct rvar *v = &r->vars[mid];
-		size_t n = v->name_len < len ? v->name_len : len;
-		int c = memcmp(v->name, name, n);
+	for (i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
 
-		if (!c)
-			c = v->name_len < len ? -1 : v->name_len > len;
-		if (!c)
-			return &r->vars[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
+static uint32_t find(const struct sim *s, const char *name, size_t len)
+{
+	size_t h;
+
+	if (!s->table)
+		return NONE;
+	for (h = hash(name, len) & s->mask; s->table[h]; h = (h + 1) & s->mask) {
+		const struct evar *e = &s->v[s->table[h] - 1];
+
+		if (e->name_len == len && !memcmp(e->name, name, len))
+			return s->table[h] - 1;
 	}
-	return NULL;
+	return NONE;
 }
 
-/* A value built from a secret is as secret as its source: the variable
- * being resolved and the cached value being computed both become secret,
- * so a later reader of that cache inherits it too. */
-static void taint(struct rctx *r)
+static int grow_table(struct sim *s)
 {
-	if (r->cur)
-		r->cur->secret = true;
-	if (r->taint)
-		*r->taint = true;
+	size_t cap = s->table ? (s->mask + 1) * 2 : 1024, k, h;
+	uint32_t *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (k = 0; k < s->nv; k++) {
+		for (h = hash(s->v[k].name, s->v[k].name_len) & (cap - 1); t[h]; h = (h + 1) & (cap - 1))
+			;
+		t[h] = (uint32_t)k + 1;
+	}
+	free(s->table);
+	s->table = t;
+	s->mask = cap - 1;
+	return 0;
 }
 
-/* ---- building the candidate table ------------------------------------ */
-
-struct name_ref {
-	const char *name;
-	size_t len;
-	uint32_t slot;                  /* where its variable goes in rctx.var_of */
-};
-
-static int name_ref_cmp(const void *a, const void *b)
+/* The variable name (borrowed: it must outlive the simulation), added
+ * when new. */
+static int var_of(struct sim *s, const char *name, size_t len, uint32_t *out)
 {
-	const struct name_ref *x = a, *y = b;
-	size_t n = x->len < y->len ? x->len : y->len;
-	int c = memcmp(x->name, y->name, n);
+	uint32_t i = find(s, name, len);
+	size_t h;
+	int err;
 
-	return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
-/* The names of one directory in three runs, each sorted before they are
- * merged: the runner's and the backend's (pushed in by_name order, so
- * sorted already) and the rest (image, host, cli, config, overrides). */
-struct names {
-	struct name_ref *v;
-	size_t n, cap;
-	size_t nrunner, nbackend;       /* lengths of the first two runs */
-};
-
-static int names_push(struct names *ns, const char *name, size_t len, size_t slot)
-{
-	if (ns->n == ns->cap) {
-		size_t cap = ns->cap ? ns->cap * 2 : 256;
-		struct name_ref *v = realloc(ns->v, cap * sizeof(*v));
+	if (i != NONE) {
+		*out = i;
+		return 0;
+	}
+	if (s->nv >= UINT32_MAX - 1)
+		return -EFBIG;
+	if ((s->nv + 1) * 2 > (s->table ? s->mask + 1 : 0) && (err = grow_table(s)) < 0)
+		return err;
+	if (s->nv == s->capv) {
+		size_t cap = s->capv ? s->capv * 2 : 256;
+		struct evar *v = realloc(s->v, cap * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
-		ns->v = v;
-		ns->cap = cap;
+		s->v = v;
+		s->capv = cap;
 	}
-	if (slot >= UINT32_MAX)
-		return -EFBIG;
-	ns->v[ns->n].name = name;
-	ns->v[ns->n].len = len;
-	ns->v[ns->n].slot = (uint32_t)slot;
-	ns->n++;
+	s->v[s->nv] = (struct evar){ .name = name, .name_len = len, .win = NONE,
+				     .head = NONE, .tail = NONE };
+	for (h = hash(name, len) & s->mask; s->table[h]; h = (h + 1) & s->mask)
+		;
+	s->table[h] = (uint32_t)s->nv + 1;
+	*out = (uint32_t)s->nv++;
 	return 0;
 }
 
-static bool host_allowed(const struct rctx *r, const struct env_pair *p)
+static int rec_add(struct sim *s, uint32_t vi, struct rec r, uint32_t *out)
 {
-	return world_host_allowed(r->w, r->backend, p);
-}
+	struct evar *e = &s->v[vi];
 
-static bool spec_var_here(const struct rctx *r, const struct spec_var *sv)
-{
-	return spec_var_applies_to_arch(sv, r->arch);
-}
-
-static const struct override *dir_override(const struct rctx *r, const struct override_set *ov,
-					   size_t k)
-{
-	const struct override *o = &ov->v[k];
-
-	if (strcmp(o->backend, r->backend->backend) || strcmp(o->arch, r->arch))
-		return NULL;
-	return o;
-}
-
-/* The var_of slots of the runner's vars come first, then the backend's
- * (both by index in their spec), then the other names in push order. */
-static size_t spec_slots(const struct spec *s)
-{
-	return s ? s->nvars : 0;
-}
-
-/* Pushes the names of s in by_name order (a sorted run); the slot of
- * s->vars[k] is base + k. */
-static int push_spec(struct rctx *r, struct names *ns, const struct spec *s, size_t base)
-{
-	size_t k;
-	int err = 0;
-
-	for (k = 0; s && k < s->nvars && !err; k++) {
-		const struct spec_var *sv = &s->vars[s->by_name[k]];
-
-		if (spec_var_here(r, sv))
-			err = names_push(ns, sv->name, strlen(sv->name), base + s->by_name[k]);
-	}
-	return err;
-}
-
-static int collect_names(struct rctx *r, const struct override_set *ov, struct names *ns)
-{
-	const struct world *w = r->w;
-	size_t k, slot = spec_slots(r->runner) + spec_slots(r->backend);
-	int err;
-
-	if ((err = push_spec(r, ns, r->runner, 0)) < 0)
-		return err;
-	ns->nrunner = ns->n;
-	if ((err = push_spec(r, ns, r->backend, spec_slots(r->runner))) < 0)
-		return err;
-	ns->nbackend = ns->n - ns->nrunner;
-	for (k = 0; k < w->image.n && !err; k++)
-		err = names_push(ns, w->image.v[k].name, strlen(w->image.v[k].name), slot++);
-	for (k = 0; k < w->host.n && !err; k++)
-		if (host_allowed(r, &w->host.v[k]))
-			err = names_push(ns, w->host.v[k].name, strlen(w->host.v[k].name),
-					 slot++);
-	for (k = 0; k < w->cli.n && !err; k++)
-		err = names_push(ns, w->cli.v[k].name, strlen(w->cli.v[k].name), slot++);
-	for (k = 0; w->config && k < w->config->nenv && !err; k++)
-		err = names_push(ns, w->config->env[k].name, strlen(w->config->env[k].name),
-				 slot++);
-	for (k = 0; ov && k < ov->n && !err; k++)
-		if (dir_override(r, ov, k))
-			err = names_push(ns, ov->v[k].name, strlen(ov->v[k].name), slot++);
-	return err;
-}
-
-/* Merges the sorted runs a and b into out. out may be the slots just
- * before b (b at out + na): each write lands before the next unread
- * element of b, so nothing is overwritten before it is read. */
-static void merge_names(const struct name_ref *a, size_t na, const struct name_ref *b,
-			size_t nb, struct name_ref *out)
-{
-	size_t i = 0, j = 0;
-
-	while (i < na && j < nb)
-		*out++ = name_ref_cmp(&a[i], &b[j]) <= 0 ? a[i++] : b[j++];
-	while (i < na)
-		*out++ = a[i++];
-	while (j < nb)
-		*out++ = b[j++];
-}
-
-/* Sorts the collected names: the rest is sorted, then the three runs are
- * merged, which is linear in the spec names every directory has. */
-static int sort_names(struct names *ns)
-{
-	size_t nspec = ns->nrunner + ns->nbackend;
-	struct name_ref *tmp;
-
-	if (ns->n - nspec > 1)
-		qsort(ns->v + nspec, ns->n - nspec, sizeof(*ns->v), name_ref_cmp);
-	if (!ns->nrunner || !ns->nbackend) {
-		/* One spec run: merge a copy of it with the rest back into v. */
-		if (nspec && nspec < ns->n) {
-			if (!(tmp = malloc(nspec * sizeof(*tmp))))
-				return -ENOMEM;
-			memcpy(tmp, ns->v, nspec * sizeof(*tmp));
-			merge_names(tmp, nspec, ns->v + nspec, ns->n - nspec, ns->v);
-			free(tmp);
-		}
-		return 0;
-	}
-	if (!(tmp = malloc(nspec * sizeof(*tmp))))
-		return -ENOMEM;
-	merge_names(ns->v, ns->nrunner, ns->v + ns->nrunner, ns->nbackend, tmp);
-	merge_names(tmp, nspec, ns->v + nspec, ns->n - nspec, ns->v);
-	free(tmp);
-	return 0;
-}
-
-/* The variable of the next name collect_names() pushed after the specs',
- * which must be name: the add_* calls follow collect_names()' order and
- * filters, and a slip there would give a value to the wrong variable.
- * NULL (an internal error) when it is not. */
-static struct rvar *next_var(struct rctx *r, const char *name)
-{
-	struct rvar *v;
-
-	if (r->next_of >= r->nslots)
-		return NULL;
-	v = &r->vars[r->var_of[r->next_of++]];
-	return strlen(name) == v->name_len && !memcmp(name, v->name, v->name_len) ? v : NULL;
-}
-
-static int add_cand(struct rctx *r, struct rvar *v, struct cand c)
-{
-	if (!v)
-		return -EINVAL;
-	/* collect_names() sized the array for every candidate already. */
-	if (r->ncands == r->capcands) {
-		size_t cap = r->capcands ? r->capcands * 2 : 16;
-		struct cand *p = realloc(r->cands, cap * sizeof(*p));
+	if (s->nrecs == s->caprecs) {
+		size_t cap = s->caprecs ? s->caprecs * 2 : 512;
+		struct rec *p = realloc(s->recs, cap * sizeof(*p));
 
 		if (!p)
 			return -ENOMEM;
-		r->cands = p;
-		r->capcands = cap;
+		s->recs = p;
+		s->caprecs = cap;
 	}
-	if (r->ncands >= UINT32_MAX)
+	if (s->nrecs >= UINT32_MAX - 1)
 		return -EFBIG;
-	c.var = (uint32_t)(v - r->vars);
-	c.seq = (uint32_t)r->ncands;
-	c.applies = -1;
-	r->cands[r->ncands++] = c;
-	v->nc++;
+	r.next = NONE;
+	s->recs[s->nrecs] = r;
+	if (e->tail != NONE)
+		s->recs[e->tail].next = (uint32_t)s->nrecs;
+	else
+		e->head = (uint32_t)s->nrecs;
+	e->tail = (uint32_t)s->nrecs;
+	if (out)
+		*out = (uint32_t)s->nrecs;
+	s->nrecs++;
 	return 0;
 }
 
-/* A secret is secret in every directory: a backend that does without the
- * runner base (torch_fl) must still not show the base's secrets
- * (HF_TOKEN, WANDB_API_KEY, ...) world-readable, in plain views and in
- * explain, when an input sets them (tests/mount/access.sh). */
-static int add_runner_secrets(struct rctx *r, const struct spec *base)
+/* A layer offers vi a value (val NULL: unset) under rule; the override
+ * holds its variable against every other layer. */
+static int offer(struct sim *s, uint32_t vi, enum layer layer, const char *val, size_t len,
+		 const char *source, const struct spec_var *sv, enum rule rule, bool secret)
 {
-	struct rvar *v;
-	size_t k;
-
-	for (k = 0; base && !r->runner && k < base->nvars; k++)
-		if (base->vars[k].secret &&
-		    (v = find_var(r, base->vars[k].name, strlen(base->vars[k].name))))
-			v->secret = true;
-	return 0;
-}
-
-static int add_spec(struct rctx *r, const struct spec *s, bool runner)
-{
-	size_t k, base = runner ? 0 : spec_slots(r->runner);
+	struct evar *e = &s->v[vi];
+	struct rec r = { .val = val, .len = len, .source = source, .sv = sv,
+			 .layer = (unsigned char)layer };
+	uint32_t ri;
 	int err;
 
-	for (k = 0; s && k < s->nvars; k++) {
-		const struct spec_var *sv = &s->vars[k];
-		struct rvar *v;
-		struct cand c = { .cfg = -1 };
-
-		if (!spec_var_here(r, sv))
-			continue;
-		v = &r->vars[r->var_of[base + k]];
-		/* The snapshot points at the specs' copy of the name. */
-		v->name = sv->name;
-		v->name_ext = false;
-		v->secret |= sv->secret;
-		if (sv->note && !v->note)
-			v->note = sv->note;
-		if (sv->kind == SPEC_KIND_FLAGS) {
-			/* The backend's declaration replaces the runner's. */
-			if (!v->flags_decl || !runner) {
-				v->flags_decl = sv;
-				v->flags_runner = runner;
-			}
-			continue;
-		}
-		if (!sv->value)
-			continue;
-		c.layer = runner ? LAYER_RUNNER : LAYER_BACKEND;
-		if (sv->mode == SPEC_MODE_SET)
-			c.prio = runner ? PRIO_RUNNER_SET : PRIO_BACKEND_SET;
-		else
-			c.prio = runner ? PRIO_RUNNER : PRIO_BACKEND;
-		c.sv = sv;
-		if ((err = add_cand(r, v, c)) < 0)
-			return err;
-	}
-	return 0;
-}
-
-static int add_list(struct rctx *r, const struct env_list *l, enum layer layer, int prio)
-{
-	size_t k;
-	int err;
-
-	for (k = 0; k < l->n; k++) {
-		struct cand c = { .layer = layer, .prio = prio, .cfg = -1 };
-
-		if (layer == LAYER_HOST && !host_allowed(r, &l->v[k]))
-			continue;
-		c.lit = l->v[k].value;
-		c.lit_len = l->v[k].value_len;
-		c.source = l->v[k].source;
-		if ((err = add_cand(r, next_var(r, l->v[k].name), c)) < 0)
-			return err;
-	}
-	return 0;
-}
-
-static int cand_cmp(const void *a, const void *b)
-{
-	const struct cand *x = a, *y = b;
-
-	if (x->var != y->var)
-		return (x->var > y->var) - (x->var < y->var);
-	if (x->prio != y->prio)
-		return y->prio - x->prio;
-	return (y->seq > x->seq) - (y->seq < x->seq);
-}
-
-/* Orders the candidates by variable, then precedence (cand_cmp), in
- * linear time: each variable's slice is placed by the counts add_cand()
- * kept in nc, then the few candidates of one name are sorted apart. In
- * place, with one index per candidate: the table of a 10,000-name
- * directory is part of a reload's peak. */
-static int group_cands(struct rctx *r)
-{
-	uint32_t *dest = malloc((r->ncands ? r->ncands : 1) * sizeof(*dest));
-	size_t k, off = 0;
-
-	if (!dest)
-		return -ENOMEM;
-	for (k = 0; k < r->nvars; k++) {
-		r->vars[k].c = r->cands + off;
-		off += r->vars[k].nc;
-		r->vars[k].nc = 0;
-	}
-	for (k = 0; k < r->ncands; k++) {
-		struct rvar *v = &r->vars[r->cands[k].var];
-
-		dest[k] = (uint32_t)(v->c - r->cands) + v->nc++;
-	}
-	/* Follows each cycle of the permutation, one element into place per
-	 * swap. */
-	for (k = 0; k < r->ncands; k++) {
-		while (dest[k] != k) {
-			uint32_t d = dest[k];
-			struct cand t = r->cands[d];
-
-			r->cands[d] = r->cands[k];
-			dest[k] = dest[d];
-			dest[d] = d;
-			r->cands[k] = t;
-		}
-	}
-	free(dest);
-	for (k = 0; k < r->nvars; k++) {
-		struct rvar *v = &r->vars[k];
-		size_t i, j;
-
-		if (!v->nc) {
-			v->c = NULL;
-		} else if (v->nc > 16) {
-			/* Only a spec repeating a name many times gets here:
-			 * insertion would be quadratic in it. */
-			qsort(v->c, v->nc, sizeof(*v->c), cand_cmp);
-		} else {
-			for (i = 1; i < v->nc; i++) {
-				struct cand t = v->c[i];
-
-				for (j = i; j && cand_cmp(&t, &v->c[j - 1]) < 0; j--)
-					v->c[j] = v->c[j - 1];
-				v->c[j] = t;
-			}
-		}
-	}
-	return 0;
-}
-
-static int build_table(struct rctx *r, const struct override_set *ov)
-{
-	struct names ns = { 0 };
-	const struct world *w = r->w;
-	size_t k, n = 0, nslots;
-	int err;
-
-	if ((err = collect_names(r, ov, &ns)) < 0 || (err = sort_names(&ns)) < 0)
-		goto out;
-	/* Slots of spec entries for another arch stay unused. */
-	nslots = spec_slots(r->runner) + spec_slots(r->backend) + ns.n - ns.nrunner -
-		 ns.nbackend;
-	r->next_of = spec_slots(r->runner) + spec_slots(r->backend);
-	r->nslots = nslots;
-	err = -ENOMEM;
-	if (!(r->vars = calloc(ns.n ? ns.n : 1, sizeof(*r->vars))) ||
-	    !(r->cands = malloc((ns.n ? ns.n : 1) * sizeof(*r->cands))) ||
-	    !(r->var_of = malloc((nslots ? nslots : 1) * sizeof(*r->var_of))))
-		goto out;
-	r->capcands = ns.n ? ns.n : 1;
-	for (k = 0; k < ns.n; k++) {
-		if (!n || name_ref_cmp(&ns.v[k], &ns.v[k - 1])) {
-			r->vars[n].name = ns.v[k].name;
-			r->vars[n].name_len = ns.v[k].len;
-			r->vars[n].win = -1;
-			r->vars[n].name_ext = true;
-			n++;
-		}
-		r->var_of[ns.v[k].slot] = (uint32_t)(n - 1);
-	}
-	r->nvars = n;
-	if ((err = add_spec(r, r->runner, true)) < 0 ||
-	    (err = add_spec(r, r->backend, false)) < 0 ||
-	    (err = add_runner_secrets(r, w->specs->runner)) < 0 ||
-	    (err = add_list(r, &w->image, LAYER_IMAGE, PRIO_IMAGE)) < 0 ||
-	    (err = add_list(r, &w->host, LAYER_HOST, PRIO_HOST)) < 0 ||
-	    (err = add_list(r, &w->cli, LAYER_CLI, PRIO_CLI)) < 0)
-		goto out;
-	for (k = 0; w->config && k < w->config->nenv; k++) {
-		struct cand c = { .layer = LAYER_CONFIG, .prio = PRIO_CONFIG, .cfg = (int)k };
-
-		if ((err = add_cand(r, next_var(r, w->config->env[k].name), c)) < 0)
-			goto out;
-	}
-	for (k = 0; ov && k < ov->n; k++) {
-		const struct override *o = dir_override(r, ov, k);
-		struct cand c = { .layer = LAYER_OVERRIDE, .prio = PRIO_OVERRIDE, .cfg = -1,
-				  .source = "override" };
-
-		if (!o)
-			continue;
-		c.lit = o->value;
-		c.lit_len = o->value_len;
-		c.unset = !o->value;
-		if ((err = add_cand(r, next_var(r, o->name), c)) < 0)
-			goto out;
-	}
-	/* Every name collect_names() pushed was given its candidate. */
-	if (r->next_of != r->nslots) {
-		err = -EINVAL;
-		goto out;
-	}
-	if ((err = group_cands(r)) < 0)
-		goto out;
-	for (k = 0; k < r->nvars; k++) {
-		struct rvar *v = &r->vars[k];
-
-		if (v->flags_decl && v->flags_decl->append_from) {
-			struct rvar *a = find_var(r, v->flags_decl->append_from,
-						  strlen(v->flags_decl->append_from));
-			if (a)
-				a->consumed = true;
-		}
-	}
-	if (w->config && !(r->cfg = calloc(w->config->nenv ? w->config->nenv : 1,
-					   sizeof(*r->cfg))))
-		err = -ENOMEM;
-out:
-	free(ns.v);
-	free(r->var_of);
-	r->var_of = NULL;
-	return err;
-}
-
-/* ---- evaluation ------------------------------------------------------ */
-
-static int resolve_var(struct rctx *r, struct rvar *v);
-static int cand_value(struct rctx *r, struct rvar *v, struct cand *c);
-
-static void report_cycle(struct rctx *r, struct rvar *v, const char *file, unsigned line)
-{
-	/* A reference left unexpanded by the depth bound is not a cycle; the
-	 * bound has its own diagnostic. */
-	if (r->depth_cut) {
-		r->depth_cut = false;
-		return;
-	}
-	if (v->cycle_reported)
-		return;
-	v->cycle_reported = true;
-	diag_add(&r->diags, DIAG_ERROR, file, line, 0,
-		 "%s: reference cycle; the references in the cycle are left unexpanded",
-		 v->name);
-}
-
-/* Templates and conditions see final values; a parameter (export: false)
- * reads as its default, as the code that owns it does. */
-static int final_lookup(void *ctx, const char *name, size_t len, const char **val,
-			size_t *vlen)
-{
-	struct rctx *r = ctx;
-	struct rvar *v = find_var(r, name, len);
-	int err;
-
-	if (!v)
-		return 0;
-	if ((err = resolve_var(r, v)) < 0)
+	if (e->pinned && layer != LAYER_OVERRIDE)
+		r.applied = false;
+	else if (rule == RULE_ALWAYS)
+		r.applied = true;
+	else if (rule == RULE_UNSET_OR_EMPTY)
+		r.applied = !e->set || !e->len;
+	else
+		r.applied = !e->set;
+	if ((err = rec_add(s, vi, r, &ri)) < 0)
 		return err;
-	if (!v->set && !v->param)
-		return 0;
-	if (v->secret)
-		taint(r);
-	*val = v->val;
-	*vlen = v->val_len;
-	return 1;
-}
-
-/* The spec a spec candidate (or flag declaration) comes from. */
-static const struct spec *spec_of(const struct rctx *r, bool runner)
-{
-	return runner ? r->runner : r->backend;
-}
-
-static const struct spec *flags_spec(const struct rctx *r, const struct rvar *v)
-{
-	return spec_of(r, v->flags_runner);
-}
-
-static const char *cand_file(const struct rctx *r, const struct cand *c, unsigned *line)
-{
-	*line = c->sv ? c->sv->line : 0;
-	return c->sv ? spec_of(r, c->layer == LAYER_RUNNER)->display : NULL;
-}
-
-static int cand_applies(struct rctx *r, struct rvar *v, struct cand *c)
-{
-	struct expr *e = NULL;
-	char msg[160];
-	bool ok = true, cycle = false;
-	unsigned line;
-	int err = 0;
-
-	if (c->applies >= 0)
-		return c->applies;
-	if (c->sv && c->sv->when) {
-		/* Parsed again here: specs are checked at load, and conditions
-		 * are few and short. */
-		if ((err = expr_parse(c->sv->when, &e, msg, sizeof(msg))) < 0)
-			return err == -ENOMEM ? err : 0;
-		err = expr_eval(e, final_lookup, r, &ok, &cycle);
-		expr_free(e);
-		if (err < 0)
-			return err;
-		if (cycle)
-			report_cycle(r, v, cand_file(r, c, &line), c->sv->line);
+	e = &s->v[vi];
+	if (sv && !e->have_def && val) {
+		e->def = val;
+		e->have_def = true;
 	}
-	c->applies = ok;
-	return ok;
+	if (!r.applied)
+		return 0;
+	e->val = val;
+	e->len = len;
+	e->set = val != NULL;
+	e->layer = (unsigned char)layer;
+	e->win = ri;
+	e->secret |= secret;
+	return 0;
 }
 
-static int expand(struct rctx *r, struct rvar *v, const char *src, const char *file,
-		  unsigned line, const char **out, size_t *len)
-{
-	struct strbuf sb = STRBUF_INIT;
-	struct tmpl_result res = { 0 };
-	int err;
+/* ---- reading the environment --------------------------------------------- */
 
-	/* Without a '$' the template is its own value: point at the specs'
-	 * bytes (the snapshot holds the specs) instead of copying them. */
-	if (!strchr(src, '$')) {
-		*out = src;
-		*len = strlen(src);
+/* What a template or condition at the current step reads: the
+ * environment, and a parameter's default where the file that owns the
+ * parameter reads it. */
+static int sim_lookup(void *ctx, const char *name, size_t len, const char **val, size_t *vlen)
+{
+	struct sim *s = ctx;
+	uint32_t i = find(s, name, len);
+	const struct evar *e;
+	int k;
+
+	if (i == NONE)
 		return 0;
+	e = &s->v[i];
+	if (e->set) {
+		s->taint |= e->secret;
+		*val = e->val;
+		*vlen = e->len;
+		return 1;
 	}
-	if ((err = tmpl_expand(src, final_lookup, r, &sb, &res)) < 0)
-		goto out;
-	if (res.cycle)
-		report_cycle(r, v, file, line);
-	if (res.problem[0])
-		diag_add(&r->diags, DIAG_WARNING, file, line, 0, "%s: %s", v->name, res.problem);
-	err = -ENOMEM;
-	if (!(*out = arena_strndup(r->arena, sb_str(&sb), sb.len)))
-		goto out;
-	*len = sb.len;
-	err = 0;
-out:
-	sb_release(&sb);
-	return err;
-}
-
-/* ---- the config env: block, expanded against what is set before it ---- */
-
-struct cfg_lookup {
-	struct rctx *r;
-	size_t index;
-};
-
-static int cfg_value(struct rctx *r, size_t k, const char **val, size_t *len);
-
-/* "Already set" for the env: block: image, host, cli, runner or override,
- * or an earlier key of the block; never the backend defaults. */
-static int pre_config_lookup(void *ctx, const char *name, size_t len, const char **val,
-			     size_t *vlen)
-{
-	struct cfg_lookup *cl = ctx;
-	struct rctx *r = cl->r;
-	const struct config *cfg = r->w->config;
-	struct rvar *v;
-	size_t k, i;
-	int err;
-
-	for (k = cl->index; k-- > 0;)
-		if (strlen(cfg->env[k].name) == len && !memcmp(cfg->env[k].name, name, len)) {
-			if ((v = find_var(r, name, len)) && v->secret)
-				taint(r);
-			return cfg_value(r, k, val, vlen);
-		}
-	if (!(v = find_var(r, name, len)))
-		return 0;
-	for (i = 0; i < v->nc; i++) {
-		struct cand *c = &v->c[i];
-
-		if (c->layer == LAYER_CONFIG || c->layer == LAYER_BACKEND)
-			continue;
-		if ((err = cand_applies(r, v, c)) < 0)
-			return err;
-		if (!err)
-			continue;
-		if (c->unset)
-			return 0;
-		if (c->sv && !c->sv->export)
-			continue;
-		if ((err = cand_value(r, v, c)) < 0)
-			return err;
-		if (v->secret || c->secret)
-			taint(r);
-		*val = c->val;
-		*vlen = c->val_len;
+	k = s->step == STEP_RUNNER ? 0 : s->step == STEP_BACKEND ? 1 : -1;
+	if (k >= 0 && e->param[k]) {
+		s->taint |= e->secret;
+		*val = e->param_val[k];
+		*vlen = e->param_len[k];
 		return 1;
 	}
 	return 0;
 }
 
-static int cfg_value(struct rctx *r, size_t k, const char **val, size_t *len)
-{
-	struct cfgval *cv = &r->cfg[k];
-	const struct config_entry *e = &r->w->config->env[k];
-	struct cfg_lookup cl = { r, k };
-	struct strbuf sb = STRBUF_INIT;
-	bool *outer = r->taint;
-	int err = 0;
+/* ---- diagnostics ------------------------------------------------------- */
 
-	if (cv->st == ST_BUSY)
-		return -ELOOP;
-	if (cv->st == ST_NEW && !memchr(e->raw, '$', e->raw_len)) {
-		/* Nothing to expand: config_expand() would copy it as is. */
-		cv->st = ST_DONE;
-		if (!(cv->val = arena_strndup(r->arena, e->raw, e->raw_len)))
-			return -ENOMEM;
-		cv->len = e->raw_len;
-	}
-	if (cv->st == ST_NEW) {
-		cv->st = ST_BUSY;
-		r->taint = &cv->secret;
-		err = config_expand(r->w->config, e, pre_config_lookup, &cl, &sb, &r->diags);
-		r->taint = outer;
-		if (!err && !(cv->val = arena_strndup(r->arena, sb_str(&sb), sb.len)))
-			err = -ENOMEM;
-		cv->len = sb.len;
-		sb_release(&sb);
-		cv->st = ST_DONE;
-		if (err < 0)
-			return err;
-	}
-	if (cv->secret)
-		taint(r);
-	*val = cv->val;
-	*len = cv->len;
-	return 1;
+static const struct spec *spec_of(const struct sim *s, bool runner)
+{
+	return runner ? s->runner : s->backend;
 }
 
-static int cand_value(struct rctx *r, struct rvar *v, struct cand *c)
+static int warn_at(struct sim *s, enum diag_sev sev, const struct spec *sp,
+		   const struct spec_var *sv, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static int warn_at(struct sim *s, enum diag_sev sev, const struct spec *sp,
+		   const struct spec_var *sv, const char *fmt, ...)
 {
-	bool *outer = r->taint;
-	unsigned line;
-	int err = 0;
-
-	if (!c->have_val) {
-		r->taint = &c->secret;
-		if (c->cfg >= 0)
-			err = cfg_value(r, (size_t)c->cfg, &c->val, &c->val_len);
-		else if (c->sv)
-			err = expand(r, v, c->sv->value, cand_file(r, c, &line), c->sv->line,
-				     &c->val, &c->val_len);
-		else {
-			c->val = c->lit ? c->lit : "";
-			c->val_len = c->lit_len;
-		}
-		r->taint = outer;
-		if (err < 0)
-			return err;
-		c->have_val = true;
-	}
-	if (c->secret) {
-		v->secret = true;
-		taint(r);
-	}
-	return 0;
-}
-
-/* v's source from c: "file:line" straight into the arena (one per
- * variable, so no printf and no temporary buffer: this ran at 8% of a
- * 10,000-variable load), or the literal's own source. */
-static int cand_source(struct rctx *r, const struct cand *c, struct rvar *v)
-{
-	const char **out = &v->source;
-	char digits[12];
-	const char *file;
-	unsigned line;
-	size_t flen, nd = 0;
-	char *p;
-
-	if (c->sv) {
-		file = spec_of(r, c->layer == LAYER_RUNNER)->display;
-		line = c->sv->line;
-	} else if (c->cfg >= 0) {
-		file = r->w->config->file;
-		line = r->w->config->env[c->cfg].line;
-	} else {
-		*out = c->source;
-		v->source_ext = true;
-		return 0;
-	}
-	v->source_ext = false;
-	do
-		digits[nd++] = (char)('0' + line % 10);
-	while ((line /= 10));
-	flen = strlen(file);
-	if (!(p = arena_alloc_text(r->arena, flen + 1 + nd + 1)))
-		return -ENOMEM;
-	memcpy(p, file, flen);
-	p[flen] = ':';
-	while (nd)
-		p[++flen] = digits[--nd];
-	p[flen + 1] = '\0';
-	*out = p;
-	return 0;
-}
-
-/* The shadowed and explain lines of the variable being built. */
-static struct strbuf *shadow_buf(struct rctx *r)
-{
-	return &r->texts[r->depth][0];
-}
-
-static struct strbuf *explain_buf(struct rctx *r)
-{
-	return &r->texts[r->depth][1];
-}
-
-/* "layer=value\n"; without printf, as every value a layer shadows
- * passes here. */
-static int add_shadow(struct rctx *r, struct rvar *v, const struct cand *c)
-{
-	struct strbuf *sb = shadow_buf(r);
+	va_list ap;
 	int err;
 
-	if ((err = sb_adds(sb, layer_name(c->layer))) < 0 || (err = sb_addc(sb, '=')) < 0)
-		return err;
-	if (c->unset)
-		err = sb_adds(sb, "(unset)");
-	else if (v->secret)
-		err = sb_adds(sb, "<redacted>");
-	else
-		err = sb_add(sb, c->val, c->val_len);
-	return err < 0 ? err : sb_addc(sb, '\n');
+	va_start(ap, fmt);
+	err = diag_vadd(&s->diags, sev, sp ? sp->display : NULL, sv ? sv->line : 0,
+			sv ? sv->col : 0, fmt, ap);
+	va_end(ap);
+	return err;
 }
 
-/* "backend runner ..." for mask, low to high: built once per directory
- * and shared by every variable with the same layers. */
-static int finish_layers(struct rctx *r, struct rvar *v, unsigned mask)
+/* Appends a line to v's explain text (arena). */
+static int explain_add(struct sim *s, struct evar *e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int explain_add(struct sim *s, struct evar *e, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
-	enum layer l;
-	int err = 0;
+	va_list ap;
+	int err;
 
-	mask &= (1u << (LAYER_OVERRIDE + 1)) - 1;
-	if (!mask || r->layer_text[mask]) {
-		v->layers = r->layer_text[mask];
-		return 0;
-	}
-	for (l = LAYER_BACKEND; l <= LAYER_OVERRIDE && !err; l++)
-		if (mask & (1u << l))
-			err = (sb.len ? sb_addc(&sb, ' ') : 0) ?: sb_adds(&sb, layer_name(l));
-	if (!err && !(r->layer_text[mask] = arena_strndup(r->arena, sb_str(&sb), sb.len)))
+	if (e->explain && (err = sb_adds(&sb, e->explain)) < 0)
+		goto out;
+	va_start(ap, fmt);
+	err = sb_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	if (!err && !(err = sb_addc(&sb, '\n')) &&
+	    !(e->explain = arena_strndup(s->arena, sb.buf, sb.len)))
 		err = -ENOMEM;
-	v->layers = r->layer_text[mask];
+out:
 	sb_release(&sb);
 	return err;
 }
 
-static int build_value(struct rctx *r, struct rvar *v)
+/* "file:line" of a spec entry, in the arena. */
+static const char *entry_source(struct sim *s, const struct spec *sp, const struct spec_var *sv)
 {
-	unsigned mask = 0;
-	bool have_def = false;
-	size_t i;
-	int err;
+	struct strbuf sb = STRBUF_INIT;
+	const char *p = NULL;
 
-	for (i = 0; i < v->nc; i++) {
-		struct cand *c = &v->c[i];
-
-		if ((err = cand_applies(r, v, c)) < 0)
-			return err;
-		if (!err)
-			continue;
-		if ((err = cand_value(r, v, c)) < 0)
-			return err;
-		mask |= 1u << c->layer;
-		if (c->sv && !have_def) {
-			have_def = true;
-			v->def = c->val;
-		}
-		if (v->win < 0) {
-			v->win = (int)i;
-			continue;
-		}
-		if ((err = add_shadow(r, v, c)) < 0)
-			return err;
-	}
-	if (v->win >= 0) {
-		struct cand *w = &v->c[v->win];
-
-		v->layer = w->layer;
-		if ((err = cand_source(r, w, v)) < 0)
-			return err;
-		v->val = w->val;
-		v->val_len = w->val_len;
-		v->val_ext = w->lit != NULL;
-		v->set = !w->unset && !(w->sv && !w->sv->export);
-		v->param = w->sv && !w->sv->export;
-		if (w->unset)
-			v->val = NULL;
-	}
-	return finish_layers(r, v, mask);
+	if (sb_addf(&sb, "%s:%u", sp->display, sv->line) == 0)
+		p = arena_strndup(s->arena, sb.buf, sb.len);
+	sb_release(&sb);
+	return p;
 }
 
-/* ---- flag lists (SPEC 3.1) ------------------------------------------- */
+/* Where a record's value comes from: its source, or "file:line" of its
+ * spec entry (made only for what is shown: a snapshot's winners). */
+static const char *rec_source(struct sim *s, const struct rec *r)
+{
+	const struct spec *rn = s->runner;
+
+	if (r->source || !r->sv)
+		return r->source;
+	return entry_source(s, rn && r->sv >= rn->vars && r->sv < rn->vars + rn->nvars ? rn :
+			    s->backend, r->sv);
+}
+
+/* ---- evaluating one spec entry ----------------------------------------- */
+
+struct eval {
+	const char *val;              /* arena or the spec's own bytes */
+	size_t len;
+	bool applies, secret, ok;
+};
+
+static int count_total(struct sim *s, size_t n)
+{
+	if (s->total + n <= RESOLVE_MAX_TOTAL) {
+		s->total += n;
+		return 0;
+	}
+	if (!s->total_reported) {
+		s->total_reported = true;
+		return diag_add(&s->diags, DIAG_ERROR, NULL, 0, 0,
+				"%s/%s: the values of this directory pass %u MiB in all; the "
+				"rest are not computed", s->backend->backend, s->arch,
+				RESOLVE_MAX_TOTAL >> 20);
+	}
+	return 0;
+}
+
+static int entry_when(struct sim *s, const struct spec *sp, const struct spec_var *sv,
+		      const char *cond, bool *ok)
+{
+	struct expr_env env = { sv->dialect, sim_lookup, s, false, "" };
+	struct expr *ex = NULL;
+	char msg[160];
+	bool taint = s->taint;
+	int err;
+
+	*ok = true;
+	if (!cond)
+		return 0;
+	/* Parsed again here: specs are checked at load, conditions are short. */
+	if ((err = expr_parse(cond, &ex, msg, sizeof(msg))) < 0) {
+		*ok = false;
+		return err == -ENOMEM ? err : 0;
+	}
+	s->taint = false;
+	err = expr_eval(ex, &env, ok);
+	expr_free(ex);
+	if (!err && env.problem[0])
+		err = warn_at(s, DIAG_WARNING, sp, sv, "%s: when: %s: %s", sv->name, cond,
+			      s->taint ? "a variable it compares holds a value built from a "
+			      "secret, which is not an integer" : env.problem);
+	s->taint |= taint;
+	return err;
+}
+
+/* The value of template src for entry sv of sp, into *out (arena). */
+static int entry_template(struct sim *s, const struct spec *sp, const struct spec_var *sv,
+			  const char *src, struct eval *out)
+{
+	struct strbuf *sb = &s->scratch;
+	struct tmpl_result res = { 0 };
+	int err;
+
+	out->ok = true;
+	if (!strchr(src, '$')) {
+		/* Its own value: point at the specs' bytes (the snapshot holds
+		 * the specs) instead of copying them. */
+		out->val = src;
+		out->len = strlen(src);
+		return 0;
+	}
+	if (s->total_reported) {
+		out->ok = false;
+		return 0;
+	}
+	s->taint = false;
+	sb_reset(sb);
+	if ((err = tmpl_expand(src, sv->dialect, RESOLVE_MAX_VALUE, sim_lookup, s, sb, &res)) < 0)
+		goto out;
+	out->secret = s->taint;
+	if (res.too_long) {
+		out->ok = false;
+		err = warn_at(s, DIAG_ERROR, sp, sv, "%s expands to more than %u bytes, the limit of "
+			      "one environment string (execve fails with E2BIG); not set", sv->name,
+			      (unsigned)RESOLVE_MAX_VALUE);
+		goto out;
+	}
+	if (res.problem[0] &&
+	    (err = warn_at(s, DIAG_WARNING, sp, sv, "%s: %s", sv->name,
+			   out->secret ? "a value built from a secret cannot be used here" :
+			   res.problem)) < 0)
+		goto out;
+	if ((err = count_total(s, sb->len)) < 0)
+		goto out;
+	err = -ENOMEM;
+	if (!(out->val = arena_strndup(s->arena, sb->buf ? sb->buf : "", sb->len)))
+		goto out;
+	out->len = sb->len;
+	err = 0;
+out:
+	return err;
+}
+
+static int entry_detect(struct sim *s, const struct spec_var *sv, struct eval *out)
+{
+	const struct hostprobe *p = s->w->probe;
+
+	out->ok = p != NULL;
+	if (!p)
+		return 0;
+	out->val = !strcmp(sv->detect, "ib_hca") ? p->ib_hca : p->ip_interface;
+	out->len = strlen(out->val);
+	return 0;
+}
+
+/* Whether sv applies (arch and when:) and, when it does, its value. */
+static int entry_eval(struct sim *s, const struct spec *sp, const struct spec_var *sv,
+		      struct eval *out)
+{
+	int err;
+
+	*out = (struct eval){ 0 };
+	if (!spec_var_applies_to_arch(sv, s->arch))
+		return 0;
+	if ((err = entry_when(s, sp, sv, sv->when, &out->applies)) < 0 || !out->applies)
+		return err;
+	if (sv->detect)
+		return entry_detect(s, sv, out);
+	if (sv->value)
+		return entry_template(s, sp, sv, sv->value, out);
+	out->ok = false;              /* a declaration */
+	return 0;
+}
+
+static enum rule rule_of(const struct spec_var *sv)
+{
+	if (sv->mode == SPEC_MODE_SET)
+		return RULE_ALWAYS;
+	return sv->dialect == DIALECT_SHELL ? RULE_UNSET_OR_EMPTY : RULE_UNSET;
+}
+
+static enum layer layer_of(const struct spec *sp, const struct spec_var *sv)
+{
+	if (sv->detected)
+		return LAYER_DETECTED;
+	return sp->is_runner ? LAYER_RUNNER : LAYER_BACKEND;
+}
+
+/* ---- flag lists (SPEC 3.1) --------------------------------------------- */
 
 struct part {
 	const char *text;
@@ -959,8 +530,15 @@ struct part {
 	enum layer layer;
 };
 
-static int effective_flags(struct rctx *r, struct rvar *v, const struct part *parts,
-			   size_t nparts)
+static bool flag_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n';
+}
+
+/* The effective flags of parts: keyed by the text before '=', the last
+ * token winning, in order of first appearance. */
+static int effective_flags(struct sim *s, struct evar *e, const struct part *parts,
+			   size_t nparts, bool report)
 {
 	struct snap_flag *f = NULL;
 	struct strbuf eff = STRBUF_INIT;
@@ -968,28 +546,30 @@ static int effective_flags(struct rctx *r, struct rvar *v, const struct part *pa
 	int err = -ENOMEM;
 
 	for (p = 0; p < nparts; p++) {
-		const char *s = parts[p].text, *end = s + parts[p].len;
+		const char *t = parts[p].text, *end = t + parts[p].len;
 
-		while (s < end) {
-			const char *t, *eq;
+		while (t < end) {
+			const char *q, *eq;
 			char *key, *tok;
 
-			while (s < end && (*s == ' ' || *s == '\t' || *s == '\n'))
-				s++;
-			if (s == end)
+			while (t < end && flag_space(*t))
+				t++;
+			if (t == end)
 				break;
-			for (t = s; t < end && *t != ' ' && *t != '\t' && *t != '\n'; t++)
+			for (q = t; q < end && !flag_space(*q); q++)
 				;
-			eq = memchr(s, '=', (size_t)(t - s));
-			if (!(tok = arena_strndup(r->arena, s, (size_t)(t - s))) ||
-			    !(key = arena_strndup(r->arena, s, (size_t)((eq ? eq : t) - s))))
+			eq = memchr(t, '=', (size_t)(q - t));
+			if (!(tok = arena_strndup(s->arena, t, (size_t)(q - t))) ||
+			    !(key = arena_strndup(s->arena, t, (size_t)((eq ? eq : q) - t))))
 				goto out;
 			for (k = 0; k < n && strcmp(f[k].key, key); k++)
 				;
 			if (k < n) {
-				diag_add(&r->diags, DIAG_INFO, NULL, 0, 0,
-					 "%s: %s is given more than once; the last (%s) wins",
-					 v->name, key, tok);
+				if (report && !e->secret &&
+				    diag_add(&s->diags, DIAG_INFO, NULL, 0, 0,
+					     "%s: %s is given more than once; the last (%s) wins",
+					     e->name, key, tok) < 0)
+					goto out;
 			} else {
 				if (n == cap) {
 					struct snap_flag *nf = realloc(f, (cap = cap ? 2 * cap : 16) *
@@ -1002,18 +582,18 @@ static int effective_flags(struct rctx *r, struct rvar *v, const struct part *pa
 			}
 			f[k].token = tok;
 			f[k].layer = parts[p].layer;
-			s = t;
+			t = q;
 		}
 	}
 	for (k = 0; k < n; k++)
 		if (sb_adds(&eff, f[k].token) < 0 || sb_addc(&eff, '\n') < 0)
 			goto out;
-	if (!(v->flags = arena_alloc(r->arena, (n ? n : 1) * sizeof(*v->flags))))
+	if (!(e->flags = arena_alloc(s->arena, (n ? n : 1) * sizeof(*e->flags))))
 		goto out;
 	if (n)
-		memcpy(v->flags, f, n * sizeof(*f));
-	v->nflags = n;
-	if (!(v->effective = arena_strndup(r->arena, sb_str(&eff), eff.len)))
+		memcpy(e->flags, f, n * sizeof(*f));
+	e->nflags = (uint32_t)n;
+	if (!(e->effective = arena_strndup(s->arena, sb_str(&eff), eff.len)))
 		goto out;
 	err = 0;
 out:
@@ -1022,446 +602,1248 @@ out:
 	return err;
 }
 
-static int managed_flags(struct rctx *r, struct rvar *v, struct strbuf *out)
+/* The managed flags of decl, each flag's when: evaluated and template
+ * expanded, joined by single spaces (arena). */
+static int managed_flags(struct sim *s, const struct spec *sp, const struct spec_var *decl,
+			 struct eval *out)
 {
-	const struct spec_var *d = v->flags_decl;
+	struct strbuf sb = STRBUF_INIT;
 	size_t k;
-	int err;
+	int err = 0;
 
-	for (k = 0; k < d->nflags; k++) {
-		const struct spec_flag *f = &d->flags[k];
-		const char *val;
-		size_t len;
+	*out = (struct eval){ .applies = true, .ok = true };
+	for (k = 0; k < decl->nflags && !err; k++) {
+		const struct spec_flag *fl = &decl->flags[k];
+		struct spec_var as = *decl;
+		struct eval one;
+		bool ok;
 
-		if (f->when) {
-			struct expr *e = NULL;
-			char msg[160];
-			bool ok = false, cycle = false;
-
-			if ((err = expr_parse(f->when, &e, msg, sizeof(msg))) < 0)
-				return err == -ENOMEM ? err : 0;
-			err = expr_eval(e, final_lookup, r, &ok, &cycle);
-			expr_free(e);
-			if (err < 0)
-				return err;
-			if (cycle)
-				report_cycle(r, v, flags_spec(r, v)->display, f->line);
-			if (!ok)
-				continue;
-		}
-		if ((err = expand(r, v, f->text, flags_spec(r, v)->display, f->line, &val, &len)) < 0)
-			return err;
-		if (!len)
+		/* A flag's diagnostics name the variable at the flag's line. */
+		as.line = fl->line;
+		as.col = fl->col;
+		if ((err = entry_when(s, sp, &as, fl->when, &ok)) < 0 || !ok)
 			continue;
-		if ((out->len && (err = sb_addc(out, ' ')) < 0) || (err = sb_add(out, val, len)) < 0)
-			return err;
+		one = (struct eval){ 0 };
+		if ((err = entry_template(s, sp, &as, fl->text, &one)) < 0 || !one.ok || !one.len)
+			continue;
+		out->secret |= one.secret;
+		if ((sb.len && (err = sb_addc(&sb, ' ')) < 0) || (err = sb_add(&sb, one.val, one.len)) < 0)
+			break;
 	}
-	return 0;
+	if (!err && !(out->val = arena_strndup(s->arena, sb.buf ? sb.buf : "", sb.len)))
+		err = -ENOMEM;
+	out->len = sb.len;
+	sb_release(&sb);
+	return err;
 }
 
-static int build_flags(struct rctx *r, struct rvar *v)
+/* Merges a flag list into its variable at the step of its spec. */
+static int flags_apply(struct sim *s, uint32_t vi, const struct spec *sp,
+		       const struct spec_var *decl, const struct eval *managed)
 {
-	const struct spec_var *d = v->flags_decl;
-	struct cand *ovr = NULL, *cfg = NULL, *inh = NULL;
-	struct strbuf managed = STRBUF_INIT, val = STRBUF_INIT;
+	struct evar *e = &s->v[vi];
+	enum layer ml = layer_of(sp, decl);
+	struct strbuf val = STRBUF_INIT;
 	struct part parts[3];
-	struct rvar *app = NULL;
-	unsigned mask = 0;
-	size_t i, np = 0;
-	bool any = false;
-	int err;
+	uint32_t ai = NONE;
+	size_t np = 0, k;
+	bool owned = e->config_set, was_set = e->set;
+	enum layer base_layer = (enum layer)e->layer;
+	int err = 0;
 
-	for (i = 0; i < v->nc; i++) {
-		struct cand *c = &v->c[i];
-
-		if (c->sv)      /* value entries beside a flag list are ignored */
-			continue;
-		if ((err = cand_value(r, v, c)) < 0)
+	if (decl->append_from)
+		ai = find(s, decl->append_from, strlen(decl->append_from));
+	if (ai != NONE)
+		s->v[ai].consumed = true;
+	e = &s->v[vi];
+	if (e->pinned) {
+		/* The override is the whole value, verbatim. */
+		err = offer(s, vi, ml, managed->val, managed->len, NULL, decl,
+			    RULE_ALWAYS, managed->secret);
+		goto flags;
+	}
+	if (owned) {
+		parts[np++] = (struct part){ e->val, e->len, LAYER_CONFIG };
+		if ((err = explain_add(s, e, "%s comes from the config env: block; managed "
+				       "defaults skipped", e->name)) < 0)
 			goto out;
-		if (c->layer == LAYER_OVERRIDE && !ovr)
-			ovr = c;
-		else if (c->layer == LAYER_CONFIG && !cfg)
-			cfg = c;
-		else if (c->layer >= LAYER_IMAGE && c->layer <= LAYER_CLI && !inh)
-			inh = c;
-	}
-	if ((err = managed_flags(r, v, &managed)) < 0)
-		goto out;
-	if (managed.len && !(v->def = arena_strndup(r->arena, managed.buf, managed.len))) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (ovr) {
-		v->win = (int)(ovr - v->c);
-		for (i = 0; i < v->nc; i++)
-			if (&v->c[i] != ovr && !v->c[i].sv) {
-				mask |= 1u << v->c[i].layer;
-				if ((err = add_shadow(r, v, &v->c[i])) < 0)
-					goto out;
-			}
-		mask |= 1u << LAYER_OVERRIDE;
-		v->layer = LAYER_OVERRIDE;
-		v->source = "override";
-		v->source_ext = false;
-		v->set = !ovr->unset;
-		v->val_ext = true;
-		v->val = ovr->unset ? NULL : ovr->val;
-		v->val_len = ovr->unset ? 0 : ovr->val_len;
-		if (v->set) {
-			parts[0] = (struct part){ v->val, v->val_len, LAYER_OVERRIDE };
-			err = effective_flags(r, v, parts, 1);
-		}
-		if (!err)
-			err = finish_layers(r, v, mask);
-		goto out;
-	}
-	/* Base: the config owns the variable, else the inherited value. */
-	if (cfg) {
-		unsigned line;
+		if (managed->len && s->full) {
+			const char *at = e->secret ? NULL :
+					 strstr(managed->val, "--xla_gpu_autotune_level=");
+			const struct config_entry *ce = NULL;
 
-		any = true;
-		v->win = (int)(cfg - v->c);
-		parts[np++] = (struct part){ cfg->val, cfg->val_len, LAYER_CONFIG };
-		mask |= 1u << LAYER_CONFIG;
-		sb_addf(explain_buf(r), "%s comes from the config env: block; managed defaults skipped\n",
-			v->name);
-		if (managed.len) {
-			/* The flag users lose most often, named so the warning is
-			 * actionable (SPEC 9). */
-			const char *at = strstr(managed.buf, "--xla_gpu_autotune_level=");
-
-			line = r->w->config->env[cfg->cfg].line;
-			diag_add(&r->diags, DIAG_WARNING, r->w->config->file, line,
-				 r->w->config->env[cfg->cfg].col,
-				 "%s is set in the config env: block, so it owns the variable and "
-				 "the %s managed defaults%s%.*s%s are skipped; use %s to change one flag",
-				 v->name, flags_spec(r, v)->backend ? flags_spec(r, v)->backend : "runner",
-				 at ? " (including " : "", at ? (int)strcspn(at, " ") : 0,
-				 at ? at : "", at ? ")" : "",
-				 d->append_from ? d->append_from : "an append variable");
+			for (k = 0; s->w->config && k < s->w->config->nenv; k++)
+				if (!strcmp(s->w->config->env[k].name, e->name))
+					ce = &s->w->config->env[k];
+			err = diag_add(&s->diags, DIAG_WARNING, s->w->config->file, ce ? ce->line : 0,
+				       ce ? ce->col : 0,
+				       "%s is set in the config env: block, so it owns the variable "
+				       "and the %s managed defaults%s%.*s%s are skipped; use %s to "
+				       "change one flag", e->name, sp->backend ? sp->backend : "runner",
+				       at ? " (including " : "", at ? (int)strcspn(at, " ") : 0,
+				       at ? at : "", at ? ")" : "",
+				       decl->append_from ? decl->append_from : "an append variable");
+			if (err < 0)
+				goto out;
 		}
-		for (i = 0; i < v->nc; i++)
-			if (!v->c[i].sv && &v->c[i] != cfg) {
-				mask |= 1u << v->c[i].layer;
-				if ((err = add_shadow(r, v, &v->c[i])) < 0)
-					goto out;
-			}
 	} else {
-		if (inh) {
-			any = true;
-			v->win = (int)(inh - v->c);
-			mask |= 1u << inh->layer;
-			if (inh->val_len)
-				parts[np++] = (struct part){ inh->val, inh->val_len, inh->layer };
-			for (i = 0; i < v->nc; i++)
-				if (!v->c[i].sv && &v->c[i] != inh) {
-					mask |= 1u << v->c[i].layer;
-					if ((err = add_shadow(r, v, &v->c[i])) < 0)
-						goto out;
-				}
+		if (e->set && e->len)
+			parts[np++] = (struct part){ e->val, e->len, base_layer };
+		if (managed->len) {
+			parts[np++] = (struct part){ managed->val, managed->len, ml };
+			if (e->set && e->len &&
+			    (err = explain_add(s, e, "%s appended (managed defaults override "
+					       "inherited)", e->name)) < 0)
+				goto out;
 		}
-		if (managed.len) {
-			enum layer ml = flags_spec(r, v)->is_runner ? LAYER_RUNNER : LAYER_BACKEND;
+	}
+	if (ai != NONE && s->v[ai].set && s->v[ai].len) {
+		struct evar *a = &s->v[ai];
 
-			parts[np++] = (struct part){ v->def, managed.len, ml };
-			mask |= 1u << ml;
-			if (inh && inh->val_len)
-				sb_addf(explain_buf(r),
-					"%s appended (managed defaults override inherited)\n", v->name);
-		}
-	}
-	if (d->append_from &&
-	    (app = find_var(r, d->append_from, strlen(d->append_from)))) {
-		if ((err = resolve_var(r, app)) == -ELOOP) {
-			report_cycle(r, v, flags_spec(r, v)->display, d->line);
-			app = NULL;
-		} else if (err < 0) {
-			goto out;
-		}
-		if (app && app->set && app->val_len) {
-			any = true;
-			parts[np++] = (struct part){ app->val, app->val_len, app->layer };
-			mask |= 1u << app->layer;
-			if (app->secret || v->secret)
-				sb_addf(explain_buf(r), "%s appended (wins): <redacted>\n", app->name);
-			else
-				sb_addf(explain_buf(r), "%s appended (wins): %.*s\n", app->name,
-					(int)app->val_len, app->val);
-		}
-	}
-	for (i = 0; i < np; i++) {
-		if ((i && (err = sb_addc(&val, ' ')) < 0) ||
-		    (err = sb_add(&val, parts[i].text, parts[i].len)) < 0)
-			goto out;
-	}
-	if (np || any) {
-		v->set = true;
-		err = -ENOMEM;
-		if (!(v->val = arena_strndup(r->arena, sb_str(&val), val.len)))
-			goto out;
-		v->val_len = val.len;
-		v->val_ext = false;
-		if (cfg) {
-			v->layer = LAYER_CONFIG;
-			err = cand_source(r, cfg, v);
-		} else if (managed.len) {
-			struct cand decl = { .sv = d, .cfg = -1,
-					     .layer = v->flags_runner ? LAYER_RUNNER :
-									LAYER_BACKEND };
-
-			v->layer = flags_spec(r, v)->is_runner ? LAYER_RUNNER : LAYER_BACKEND;
-			err = cand_source(r, &decl, v);
-		} else if (inh) {
-			v->layer = inh->layer;
-			err = cand_source(r, inh, v);
-		} else {
-			v->layer = app->layer;
-			v->source = app->source;
-			v->source_ext = app->source_ext;
-			err = 0;
-		}
+		parts[np++] = (struct part){ a->val, a->len, (enum layer)a->layer };
+		if (a->secret || e->secret)
+			err = explain_add(s, e, "%s appended (wins): <redacted>", a->name);
+		else
+			err = explain_add(s, e, "%s appended (wins): %.*s", a->name, (int)a->len,
+					  a->val);
 		if (err < 0)
 			goto out;
-		if ((err = effective_flags(r, v, parts, np)) < 0)
-			goto out;
+		e->secret |= a->secret;
 	}
-	err = finish_layers(r, v, mask);
+	for (k = 0; k < np; k++)
+		if ((k && (err = sb_addc(&val, ' ')) < 0) ||
+		    (err = sb_add(&val, parts[k].text, parts[k].len)) < 0)
+			goto out;
+	if (!np && !was_set) {
+		/* Every part empty and no layer set it: unset. Still offered,
+		 * so the managed list is the default explain shows. */
+		err = rec_add(s, vi, (struct rec){ .val = managed->val, .len = managed->len,
+			      .source = NULL, .sv = decl,
+			      .layer = (unsigned char)ml }, NULL);
+		e = &s->v[vi];
+		if (!e->have_def && managed->len) {
+			e->def = managed->val;
+			e->have_def = true;
+		}
+		goto out;
+	}
+	if ((err = count_total(s, val.len)) < 0)
+		goto out;
+	{
+		const char *text = arena_strndup(s->arena, val.buf ? val.buf : "", val.len);
+		struct rec r = { .val = managed->val, .len = managed->len,
+				 .source = NULL, .sv = decl,
+				 .layer = (unsigned char)ml, .applied = !owned && managed->len };
+
+		if (!text) {
+			err = -ENOMEM;
+			goto out;
+		}
+		/* The managed list is recorded as the spec's offer; the merged
+		 * text is the value, with the layer that decided it. */
+		if ((err = rec_add(s, vi, r, NULL)) < 0)
+			goto out;
+		e = &s->v[vi];
+		if (!e->have_def && managed->len) {
+			e->def = managed->val;
+			e->have_def = true;
+		}
+		if (!owned && managed->len) {
+			e->layer = (unsigned char)ml;
+			e->win = e->tail;
+		} else if (!owned && !was_set && ai != NONE) {
+			/* Only the append supplied it. */
+			e->layer = s->v[ai].layer;
+			e->win = s->v[ai].win;
+		}
+		e->val = text;
+		e->len = val.len;
+		e->set = true;
+		e->secret |= managed->secret;
+	}
+flags:
+	e = &s->v[vi];
+	if (e->set) {
+		if (e->pinned) {
+			parts[0] = (struct part){ e->val, e->len, LAYER_OVERRIDE };
+			np = 1;
+		}
+		err = effective_flags(s, e, parts, np, s->full);
+	}
 out:
-	sb_release(&managed);
 	sb_release(&val);
 	return err;
 }
 
-/* Moves the lines built for v at this depth into the arena. */
-static int keep_texts(struct rctx *r, struct rvar *v)
+/* ---- the steps ----------------------------------------------------------- */
+
+/* Every name a spec entry of this directory declares, with what the
+ * specs say of it (secret, note, flag list, parameter). */
+static int declare_specs(struct sim *s)
 {
-	struct strbuf *sh = shadow_buf(r), *ex = explain_buf(r);
+	const struct spec *both[2] = { s->runner, s->backend };
+	size_t k, j;
+	uint32_t vi;
+	int err;
+
+	for (j = 0; j < 2; j++) {
+		const struct spec *sp = both[j];
+
+		if (sp && !(s->entry_var[sp->is_runner ? 0 : 1] =
+			    malloc((sp->nvars ? sp->nvars : 1) * sizeof(uint32_t))))
+			return -ENOMEM;
+		for (k = 0; sp && k < sp->nvars; k++) {
+			const struct spec_var *sv = &sp->vars[k];
+			struct evar *e;
+
+			s->entry_var[sp->is_runner ? 0 : 1][k] = NONE;
+			if (!spec_var_applies_to_arch(sv, s->arch))
+				continue;
+			if ((err = var_of(s, sv->name, strlen(sv->name), &vi)) < 0)
+				return err;
+			s->entry_var[sp->is_runner ? 0 : 1][k] = vi;
+			e = &s->v[vi];
+			/* The specs' copy of the name outlives the simulation. */
+			e->name = sv->name;
+			e->secret |= sv->secret;
+			if (sv->note && !e->note)
+				e->note = sv->note;
+			if (sv->kind == SPEC_KIND_FLAGS && (!e->flags_decl || !sp->is_runner)) {
+				e->flags_decl = sv;
+				e->flags_runner = sp->is_runner;
+			}
+			if (sv->export && (sv->value || sv->detect || sv->kind == SPEC_KIND_FLAGS))
+				e->last_entry[sp->is_runner ? 0 : 1] = (uint32_t)k + 1;
+		}
+	}
+	/* A secret is secret in every directory: a backend without the
+	 * runner base (torch_fl) must still not show the base's secrets
+	 * world-readable when an input sets them. */
+	for (k = 0; !s->runner && s->w->specs->runner && k < s->w->specs->runner->nvars; k++) {
+		const struct spec_var *sv = &s->w->specs->runner->vars[k];
+
+		if (sv->secret && (err = var_of(s, sv->name, strlen(sv->name), &vi)) == 0)
+			s->v[vi].secret = true;
+		else if (sv->secret)
+			return err;
+	}
+	return 0;
+}
+
+static int apply_list(struct sim *s, const struct env_list *l, enum layer layer, bool host)
+{
+	size_t k;
+	uint32_t vi;
+	int err;
+
+	for (k = 0; l && k < l->n; k++) {
+		const struct env_pair *p = &l->v[k];
+
+		if (host && !world_host_allowed(s->w, s->backend, p))
+			continue;
+		if ((err = var_of(s, p->name, strlen(p->name), &vi)) < 0 ||
+		    (err = offer(s, vi, layer, p->value, p->value_len, p->source, NULL,
+				 RULE_ALWAYS, false)) < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int pin_overrides(struct sim *s)
+{
+	const struct override_set *ov = s->ov;
+	size_t k;
+	uint32_t vi;
+	int err;
+
+	for (k = 0; s->full && ov && k < ov->n; k++) {
+		const struct override *o = &ov->v[k];
+		struct evar *e;
+
+		if (strcmp(o->backend, s->backend->backend) || strcmp(o->arch, s->arch))
+			continue;
+		if ((err = var_of(s, o->name, strlen(o->name), &vi)) < 0)
+			return err;
+		e = &s->v[vi];
+		e->pinned = true;
+		e->set = o->value != NULL;
+		e->val = o->value;
+		e->len = o->value ? o->value_len : 0;
+		e->layer = LAYER_OVERRIDE;
+	}
+	return 0;
+}
+
+/* The override's own record, last: the top of `layers`. */
+static int finish_overrides(struct sim *s)
+{
+	const struct override_set *ov = s->ov;
+	size_t k;
+	uint32_t vi;
+	int err;
+
+	for (k = 0; s->full && ov && k < ov->n; k++) {
+		const struct override *o = &ov->v[k];
+		struct evar *e;
+
+		if (strcmp(o->backend, s->backend->backend) || strcmp(o->arch, s->arch))
+			continue;
+		if ((vi = find(s, o->name, strlen(o->name))) == NONE)
+			continue;
+		if ((err = rec_add(s, vi, (struct rec){ .val = o->value, .len = o->value_len,
+			      .source = "override", .layer = LAYER_OVERRIDE, .applied = true },
+			      NULL)) < 0)
+			return err;
+		e = &s->v[vi];
+		e->win = e->tail;
+	}
+	return 0;
+}
+
+static int note_reader(void *ctx, const char *name, size_t len)
+{
+	struct sim *s = ctx;
+	struct reader *r;
+
+	if (s->nreaders == s->capreaders) {
+		size_t cap = s->capreaders ? s->capreaders * 2 : 64;
+
+		if (!(r = realloc(s->readers, cap * sizeof(*r))))
+			return -ENOMEM;
+		s->readers = r;
+		s->capreaders = cap;
+	}
+	/* Copied: a condition's names live only while it is parsed. */
+	if (!(s->readers[s->nreaders].name = arena_strndup(s->arena, name, len)))
+		return -ENOMEM;
+	s->readers[s->nreaders].len = len;
+	s->readers[s->nreaders].by = NULL;
+	s->nreaders++;
+	return 0;
+}
+
+/* Which names a runner entry reads, for the config diagnostics. */
+static int note_reads(struct sim *s, const struct spec_var *sv)
+{
+	struct expr *ex = NULL;
+	char msg[8];
+	size_t from = s->nreaders, k;
 	int err = 0;
 
-	if ((sh->len && !(v->shadowed = arena_strndup(r->arena, sh->buf, sh->len))) ||
-	    (ex->len && !(v->explain = arena_strndup(r->arena, ex->buf, ex->len))))
-		err = -ENOMEM;
-	sb_reset(sh);
-	sb_reset(ex);
+	if (sv->value)
+		err = tmpl_names(sv->value, note_reader, s);
+	if (!err && sv->when && expr_parse(sv->when, &ex, msg, sizeof(msg)) == 0) {
+		err = expr_names(ex, note_reader, s);
+		expr_free(ex);
+	}
+	for (k = from; k < s->nreaders; k++)
+		s->readers[k].by = sv;
 	return err;
 }
 
-static int resolve_var(struct rctx *r, struct rvar *v)
-{
-	struct rvar *prev;
-	bool *outer;
-	int err, e2;
+struct fwd {
+	struct sim *s;
+	const struct spec *sp;
+	size_t at;                    /* the reading entry's index */
+	bool whole;                   /* python: every other entry of the file */
+};
 
-	if (v->st == ST_DONE)
+static bool entry_reads(const struct spec_var *sv, const char *name);
+
+/* One name an entry reads: set by another entry of the same step that the
+ * launch applies only later (bash reads top to bottom; env_spec.py builds
+ * its list before applying any of it), it reads as unset. */
+static int forward_ref(void *ctx, const char *name, size_t len)
+{
+	struct fwd *f = ctx;
+	const struct spec_var *me = &f->sp->vars[f->at], *o;
+	uint32_t vi = find(f->s, name, len), last;
+	int side = f->sp->is_runner ? 0 : 1;
+
+	if ((strlen(me->name) == len && !memcmp(me->name, name, len)) || vi == NONE)
 		return 0;
-	if (v->st == ST_BUSY)
-		return -ELOOP;
-	if (!r->depth)
-		r->depth_cut = false;   /* a cut not consumed by a cycle report */
-	if (r->depth >= RESOLVE_MAX_DEPTH) {
-		if (!r->depth_reported) {
-			r->depth_reported = true;
-			diag_add(&r->diags, DIAG_ERROR, NULL, 0, 0,
-				 "%s: references nest more than %d deep; the deeper ones are "
-				 "left unexpanded", v->name, RESOLVE_MAX_DEPTH);
-		}
-		r->depth_cut = true;
-		return -ELOOP;
-	}
-	v->st = ST_BUSY;
-	if (++r->depth > r->max_depth)
-		r->max_depth = r->depth;
-	prev = r->cur;
-	outer = r->taint;
-	r->cur = v;
-	r->taint = NULL;
-	err = v->flags_decl ? build_flags(r, v) : build_value(r, v);
-	if (err != -ENOMEM && (e2 = keep_texts(r, v)) < 0)
-		err = e2;
-	r->cur = prev;
-	r->taint = outer;
-	r->depth--;
-	v->st = ST_DONE;
-	return err == -ELOOP ? 0 : err;
+	last = f->s->v[vi].last_entry[side];
+	if (f->s->v[vi].set || f->s->v[vi].param[side] || !last ||
+	    (!f->whole && last - 1 <= f->at))
+		return 0;
+	o = &f->sp->vars[last - 1];
+	if (entry_reads(o, me->name))
+		return warn_at(f->s, DIAG_ERROR, f->sp, me, "%s: reference cycle with %s (line %u): "
+			       "%s reads %.*s before it is set, so it reads it as unset", me->name,
+			       o->name, o->line, me->name, (int)len, name);
+	if (++f->s->nforward > FORWARD_SHOWN)
+		return 0;
+	return warn_at(f->s, DIAG_WARNING, f->sp, me, "%s reads %.*s, which %s sets only %s "
+		       "(line %u): it reads it as unset", me->name, (int)len, name, f->sp->display,
+		       f->whole ? "after building its list" : "later", o->line);
 }
 
-/* ---- snapshot -------------------------------------------------------- */
+struct reads_one {
+	const char *name;
+	bool hit;
+};
 
-static bool is_view_name(const char *name)
+static int reads_one(void *ctx, const char *name, size_t len)
 {
-	static const char *const views[] = { "env_file", "environ", "env.sh", "env.json",
-					     "explain", "digest", NULL };
+	struct reads_one *r = ctx;
+
+	r->hit |= strlen(r->name) == len && !memcmp(r->name, name, len);
+	return 0;
+}
+
+static bool entry_reads(const struct spec_var *sv, const char *name)
+{
+	struct reads_one r = { name, false };
+	struct expr *ex = NULL;
+	char msg[8];
 	size_t k;
 
-	/* Every view name starts with 'e' or 'd'; variable names rarely do. */
-	if (name[0] != 'e' && name[0] != 'd')
+	if (sv->value)
+		tmpl_names(sv->value, reads_one, &r);
+	for (k = 0; k < sv->nflags; k++)
+		tmpl_names(sv->flags[k].text, reads_one, &r);
+	if (sv->when && expr_parse(sv->when, &ex, msg, sizeof(msg)) == 0) {
+		expr_names(ex, reads_one, &r);
+		expr_free(ex);
+	}
+	return r.hit;
+}
+
+static int check_forward(struct sim *s, const struct spec *sp, size_t k)
+{
+	struct fwd f = { s, sp, k, !sp->is_runner && sp->vars[k].dialect == DIALECT_PYTHON };
+	const struct spec_var *sv = &sp->vars[k];
+	struct expr *ex = NULL;
+	char msg[8];
+	size_t j;
+	int err = 0;
+
+	if (!s->full)
+		return 0;
+	if (sv->value)
+		err = tmpl_names(sv->value, forward_ref, &f);
+	for (j = 0; j < sv->nflags && !err; j++)
+		err = tmpl_names(sv->flags[j].text, forward_ref, &f);
+	if (!err && sv->when && expr_parse(sv->when, &ex, msg, sizeof(msg)) == 0) {
+		err = expr_names(ex, forward_ref, &f);
+		expr_free(ex);
+	}
+	return err;
+}
+
+/* Step 4: the runner's lines in order, then the launcher's --env again. */
+static int step_runner(struct sim *s)
+{
+	const struct spec *sp = s->runner;
+	size_t k;
+	uint32_t vi;
+	int err;
+
+	s->step = STEP_RUNNER;
+	for (k = 0; sp && k < sp->nvars; k++) {
+		const struct spec_var *sv = &sp->vars[k];
+		struct eval ev;
+		struct evar *e;
+
+		if (!spec_var_applies_to_arch(sv, s->arch))
+			continue;
+		if (s->full && ((err = note_reads(s, sv)) < 0 || (err = check_forward(s, sp, k)) < 0))
+			return err;
+		vi = s->entry_var[0][k];
+		if (sv->kind == SPEC_KIND_FLAGS) {
+			if (s->v[vi].flags_decl != sv)
+				continue;   /* the backend's declaration replaces it */
+			if ((err = managed_flags(s, sp, sv, &ev)) < 0 ||
+			    (err = flags_apply(s, vi, sp, sv, &ev)) < 0)
+				return err;
+			continue;
+		}
+		if ((err = entry_eval(s, sp, sv, &ev)) < 0)
+			return err;
+		if (!ev.applies || !ev.ok)
+			continue;
+		e = &s->v[vi];
+		if (!sv->export) {
+			e->param[0] = sv;
+			e->param_val[0] = ev.val;
+			e->param_len[0] = ev.len;
+			if (!e->have_def) {
+				e->def = ev.val;
+				e->have_def = true;
+			}
+			continue;
+		}
+		if ((err = offer(s, vi, layer_of(sp, sv), ev.val, ev.len, NULL,
+				 sv, rule_of(sv), ev.secret)) < 0)
+			return err;
+	}
+	if (!s->full)
+		return 0;
+	/* The launcher exports --env (the container launcher's passthrough
+	 * among them) again after the runner: whatever the runner replaced
+	 * comes back. */
+	for (k = 0; k < s->nv; k++) {
+		struct evar *e = &s->v[k];
+		const struct env_list *lists[2] = { &s->w->host, &s->w->cli };
+		size_t j, l;
+
+		if (e->layer != LAYER_RUNNER && e->layer != LAYER_DETECTED)
+			continue;
+		for (l = 0; l < 2; l++) {
+			const struct env_pair *last = NULL;
+
+			for (j = 0; j < lists[l]->n; j++)
+				if (strlen(lists[l]->v[j].name) == e->name_len &&
+				    !memcmp(lists[l]->v[j].name, e->name, e->name_len) &&
+				    (l || world_host_allowed(s->w, s->backend, &lists[l]->v[j])))
+					last = &lists[l]->v[j];
+			if (last && (err = offer(s, (uint32_t)k, l ? LAYER_CLI : LAYER_HOST,
+						 last->value, last->value_len, last->source, NULL,
+						 RULE_ALWAYS, false)) < 0)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* What the config's env: block finds already set: the environment. */
+static int config_lookup(void *ctx, const char *name, size_t len, const char **val,
+			 size_t *vlen)
+{
+	struct sim *s = ctx;
+	uint32_t i = find(s, name, len);
+
+	if (i == NONE || !s->v[i].set)
+		return 0;
+	s->taint |= s->v[i].secret;
+	*val = s->v[i].val;
+	*vlen = s->v[i].len;
+	return 1;
+}
+
+/* A runner entry read name before the config set it (SPEC 9). */
+static int config_read_by_runner(struct sim *s, const struct config_entry *ce,
+				 const struct evar *e)
+{
+	struct strbuf who = STRBUF_INIT;
+	size_t k, shown = 0, more = 0;
+	const struct spec_var *first = NULL;
+	int err = 0;
+
+	for (k = 0; k < s->nreaders && !err; k++) {
+		const struct reader *r = &s->readers[k];
+		size_t j;
+		bool dup = false;
+
+		if (r->len != e->name_len || memcmp(r->name, e->name, r->len) || !r->by ||
+		    !strcmp(r->by->name, e->name))
+			continue;
+		for (j = 0; j < k && !dup; j++)
+			dup = s->readers[j].by == r->by && s->readers[j].len == r->len &&
+			      !memcmp(s->readers[j].name, r->name, r->len);
+		if (dup)
+			continue;
+		if (!first)
+			first = r->by;
+		if (shown == MSG_NAMES_MAX) {
+			more++;
+			continue;
+		}
+		err = sb_addf(&who, "%s%s", shown ? ", " : "", r->by->name);
+		shown++;
+	}
+	if (!err && shown)
+		err = diag_add(&s->diags, DIAG_WARNING, s->w->config->file, ce->line, ce->col,
+			       "%s is set in the config's env: block, which Primus applies only "
+			       "after the runner has run: the runner's %s%s (%s:%u) %s without it; "
+			       "set %s with --env or in the image instead", e->name, sb_str(&who),
+			       more ? " and more" : "", s->runner->display, first->line,
+			       shown + more > 1 ? "are decided" : "is decided", e->name);
+	sb_release(&who);
+	return err;
+}
+
+/* Step 5: os.environ[k] = os.path.expandvars(v), in dict order. */
+static int step_config(struct sim *s)
+{
+	const struct config *cfg = s->w->config;
+	struct strbuf sb = STRBUF_INIT;
+	struct diag_list scratch = DIAG_LIST_INIT;
+	size_t k;
+	uint32_t vi;
+	int err = 0;
+
+	s->step = STEP_CONFIG;
+	for (k = 0; cfg && k < cfg->nenv && !err; k++) {
+		const struct config_entry *ce = &cfg->env[k];
+		struct evar *e;
+		const char *val, *src;
+		bool secret;
+
+		if ((err = var_of(s, ce->name, strlen(ce->name), &vi)) < 0)
+			break;
+		e = &s->v[vi];
+		secret = e->secret;
+		e->runner_seen = e->val;
+		e->runner_seen_len = e->len;
+		e->runner_seen_set = e->set;
+		sb_reset(&sb);
+		s->taint = false;
+		if (s->total_reported)
+			break;
+		err = config_expand(cfg, ce, secret, RESOLVE_MAX_VALUE, config_lookup, s, &sb,
+				    s->full ? &s->diags : &scratch);
+		if (err == -E2BIG) {
+			err = diag_add(&s->diags, DIAG_ERROR, cfg->file, ce->line, ce->col,
+				       "%s expands to more than %u bytes, the limit of one environment "
+				       "string (execve fails with E2BIG); not applied", ce->name,
+				       (unsigned)RESOLVE_MAX_VALUE);
+			continue;
+		}
+		if (err < 0 || (err = count_total(s, sb.len)) < 0)
+			break;
+		secret |= s->taint;
+		err = -ENOMEM;
+		if (!(val = arena_strndup(s->arena, sb.buf ? sb.buf : "", sb.len)))
+			break;
+		{
+			struct strbuf p = STRBUF_INIT;
+
+			src = sb_addf(&p, "%s:%u", cfg->file, ce->line) == 0 ?
+			      arena_strndup(s->arena, p.buf, p.len) : NULL;
+			sb_release(&p);
+		}
+		if (!src)
+			break;
+		if ((err = offer(s, vi, LAYER_CONFIG, val, sb.len, src, NULL, RULE_ALWAYS,
+				 secret)) < 0)
+			break;
+		e = &s->v[vi];
+		e->config_set = true;
+		if (s->full && s->runner &&
+		    (!e->runner_seen_set || e->runner_seen_len != sb.len ||
+		     memcmp(e->runner_seen, val, sb.len)))
+			err = config_read_by_runner(s, ce, e);
+	}
+	sb_release(&sb);
+	diag_list_release(&scratch);
+	return err;
+}
+
+/* Step 6: env_spec.py builds its list from the environment as it is,
+ * then applies it in order; nothing it applies is read by another of its
+ * entries. Parameters first: the code reads them while building. */
+static int step_backend(struct sim *s)
+{
+	const struct spec *sp = s->backend;
+	struct eval *evs = NULL;
+	size_t k, pass;
+	uint32_t vi;
+	int err = 0;
+
+	s->step = STEP_BACKEND;
+	if (!sp->nvars)
+		return 0;
+	if (!(evs = calloc(sp->nvars, sizeof(*evs))))
+		return -ENOMEM;
+	for (pass = 0; pass < 2 && !err; pass++) {
+		for (k = 0; k < sp->nvars && !err; k++) {
+			const struct spec_var *sv = &sp->vars[k];
+			struct evar *e;
+
+			if ((sv->export || sv->kind == SPEC_KIND_FLAGS) == !pass)
+				continue;
+			if ((vi = s->entry_var[1][k]) == NONE)
+				continue;
+			if (spec_var_applies_to_arch(sv, s->arch) && (err = check_forward(s, sp, k)) < 0)
+				break;
+			if (sv->kind == SPEC_KIND_FLAGS) {
+				if (spec_var_applies_to_arch(sv, s->arch) && s->v[vi].flags_decl == sv)
+					err = managed_flags(s, sp, sv, &evs[k]);
+				continue;
+			}
+			if ((err = entry_eval(s, sp, sv, &evs[k])) < 0)
+				break;
+			e = &s->v[vi];
+			if (!sv->export && evs[k].applies && evs[k].ok) {
+				e->param[1] = sv;
+				e->param_val[1] = evs[k].val;
+				e->param_len[1] = evs[k].len;
+				if (!e->have_def) {
+					e->def = evs[k].val;
+					e->have_def = true;
+				}
+			}
+		}
+	}
+	for (k = 0; k < sp->nvars && !err; k++) {
+		const struct spec_var *sv = &sp->vars[k];
+
+		if (!sv->export || !evs[k].applies || !evs[k].ok ||
+		    (vi = s->entry_var[1][k]) == NONE)
+			continue;
+		if (sv->kind == SPEC_KIND_FLAGS)
+			err = s->v[vi].flags_decl == sv ? flags_apply(s, vi, sp, sv, &evs[k]) : 0;
+		else
+			err = offer(s, vi, layer_of(sp, sv), evs[k].val, evs[k].len,
+				    NULL, sv, rule_of(sv), evs[k].secret);
+	}
+	free(evs);
+	return err;
+}
+
+/* A parameter read with os.getenv(NAME, default) takes a set-but-empty
+ * value as its value (SPEC 3). */
+static int warn_empty_params(struct sim *s)
+{
+	size_t k;
+	int err = 0;
+
+	for (k = 0; k < s->nv && !err; k++) {
+		struct evar *e = &s->v[k];
+		const struct spec_var *p = e->param[1] ? e->param[1] : e->param[0];
+
+		const struct spec *sp;
+
+		if (!p || !e->set || e->len || p->dialect != DIALECT_PYTHON)
+			continue;
+		sp = spec_of(s, p == e->param[0]);
+		/* A relaxed reader takes an empty value for unset. */
+		if (sp->relaxed_values && sp->owned_prefix &&
+		    !strncmp(e->name, sp->owned_prefix, strlen(sp->owned_prefix)))
+			continue;
+		err = warn_at(s, DIAG_WARNING, sp, p,
+			      "%s is set but empty: env_spec.py reads it with os.getenv(), which "
+			      "gives the empty value, not the default %.*s", e->name,
+			      e->secret ? 10 : (int)e->param_len[p == e->param[0] ? 0 : 1],
+			      e->secret ? "<redacted>" : e->param_val[p == e->param[0] ? 0 : 1]);
+	}
+	return err;
+}
+
+/* A variable whose value equals a secret's is as secret as it: the
+ * value shows nowhere (a `mv` of a secret, a copy of a token). */
+static void spread_secrets(struct sim *s)
+{
+	size_t k, j;
+
+	for (k = 0; k < s->nv; k++) {
+		struct evar *a = &s->v[k];
+
+		if (!a->secret || !a->set || !a->len)
+			continue;
+		for (j = 0; j < s->nv; j++) {
+			struct evar *b = &s->v[j];
+
+			if (!b->secret && b->set && b->len == a->len && !memcmp(b->val, a->val, a->len))
+				b->secret = true;
+		}
+	}
+}
+
+static int simulate(struct sim *s)
+{
+	int err;
+
+	if ((err = declare_specs(s)) < 0 || (err = pin_overrides(s)) < 0)
+		return err;
+	s->step = STEP_INPUTS;
+	if ((err = apply_list(s, s->image, LAYER_IMAGE, false)) < 0)
+		return err;
+	if (s->full && ((err = apply_list(s, &s->w->host, LAYER_HOST, true)) < 0 ||
+			(err = apply_list(s, &s->w->cli, LAYER_CLI, false)) < 0))
+		return err;
+	if ((err = step_runner(s)) < 0 || (err = step_config(s)) < 0 ||
+	    (err = step_backend(s)) < 0 || (err = finish_overrides(s)) < 0)
+		return err;
+	if (s->full && (err = warn_empty_params(s)) < 0)
+		return err;
+	if (s->full && s->nforward > FORWARD_SHOWN &&
+	    (err = diag_add(&s->diags, DIAG_WARNING, NULL, 0, 0,
+			    "%zu more entries read a name their file sets only later",
+			    s->nforward - FORWARD_SHOWN)) < 0)
+		return err;
+	spread_secrets(s);
+	return 0;
+}
+
+static void sim_release(struct sim *s)
+{
+	free(s->entry_var[0]);
+	free(s->entry_var[1]);
+	sb_release(&s->scratch);
+	free(s->v);
+	free(s->table);
+	free(s->recs);
+	free(s->readers);
+	diag_list_release(&s->diags);
+	arena_free(s->arena);
+}
+
+static bool exported(const struct evar *e)
+{
+	return e->set && !e->consumed;
+}
+
+/* ---- the launch fixed point (SPEC 3.0) ----------------------------------- */
+
+/* The exported environment of a pass, as an image (borrowing its bytes). */
+static int environ_of(const struct sim *s, struct env_list *out)
+{
+	size_t k;
+	int err;
+
+	for (k = 0; k < s->nv; k++) {
+		const struct evar *e = &s->v[k];
+
+		if (exported(e) &&
+		    (err = env_list_add(out, e->name, e->name_len, e->val, e->len,
+					"image:environ")) < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int flag_cmp(const void *a, const void *b)
+{
+	const struct snap_flag *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : strcmp(x->token, y->token);
+}
+
+/* The same effective flags, whatever their order. */
+static bool same_flags(const struct evar *a, const struct evar *b)
+{
+	struct snap_flag *x, *y;
+	size_t k;
+	bool same;
+
+	if (a->nflags != b->nflags)
 		return false;
-	for (k = 0; views[k]; k++)
-		if (!strcmp(name, views[k]))
-			return true;
-	return false;
+	if (!a->nflags)
+		return true;
+	x = malloc(a->nflags * sizeof(*x));
+	y = malloc(b->nflags * sizeof(*y));
+	if (!x || !y) {
+		free(x);
+		free(y);
+		return false;
+	}
+	memcpy(x, a->flags, a->nflags * sizeof(*x));
+	memcpy(y, b->flags, b->nflags * sizeof(*y));
+	qsort(x, a->nflags, sizeof(*x), flag_cmp);
+	qsort(y, b->nflags, sizeof(*y), flag_cmp);
+	for (k = 0, same = true; k < a->nflags && same; k++)
+		same = !strcmp(x[k].key, y[k].key) && !strcmp(x[k].token, y[k].token);
+	free(x);
+	free(y);
+	return same;
 }
 
-static const char *arena_sb(struct rctx *r, const struct strbuf *sb)
+static bool survives(const struct evar *a, const struct evar *b)
 {
-	if (!sb->len)
+	bool ea = a && exported(a), eb = b && exported(b);
+
+	if (ea != eb)
+		return false;
+	if (!ea)
+		return true;
+	if (a->flags_decl && b->flags_decl && a->effective && b->effective)
+		return same_flags(a, b);
+	return a->len == b->len && !memcmp(a->val, b->val, a->len);
+}
+
+static int names_read(void *ctx, const char *name, size_t len)
+{
+	struct strbuf *sb = ctx;
+
+	return sb_addf(sb, "%s%.*s", sb->len ? ", " : "", (int)len, name);
+}
+
+/* The warning for one variable whose value the second pass changes. */
+static int fixed_point_warning(struct sim *s1, struct evar *a, const struct sim *s2,
+			       const struct evar *b)
+{
+	const struct rec *w = b && b->win != NONE ? &s2->recs[b->win] : NULL;
+	struct strbuf msg = STRBUF_INIT, reads = STRBUF_INIT;
+	bool secret = a->secret || (b && b->secret);
+	const char *file = NULL;
+	unsigned line = 0;
+	int err = 0;
+
+	if (a && exported(a))
+		err = sb_addf(&msg, "%s: the value shown (layer %s) does not survive the launch: "
+			      "fed back as the image (docker run --env-file with these views), ",
+			      a->name, layer_name((enum layer)a->layer));
+	else
+		err = sb_addf(&msg, "%s is not in this run's environment, but a launch fed these "
+			      "views gets it: ", a->name);
+	if (err < 0)
+		goto out;
+	if (!b || !exported(b)) {
+		err = sb_adds(&msg, "it is gone at launch");
+	} else if (w && (w->layer == LAYER_RUNNER || w->layer == LAYER_DETECTED) && w->sv &&
+		   !(a && exported(a))) {
+		struct expr *ex = NULL;
+		char m[8];
+
+		file = s1->runner ? s1->runner->display : NULL;
+		line = w->sv->line;
+		if (w->sv->when && expr_parse(w->sv->when, &ex, m, sizeof(m)) == 0) {
+			err = expr_names(ex, names_read, &reads);
+			expr_free(ex);
+		}
+		if (!err)
+			err = sb_addf(&msg, "the runner's %s (%s:%u) sets it",
+				      w->sv->mode == SPEC_MODE_SET ? "unconditional export" : "default",
+				      file, line);
+		if (!err && !secret) {
+			err = sb_adds(&msg, " to ");
+			if (!err)
+				err = text_quote(&msg, b->val, b->len, 200);
+		}
+		if (!err && reads.len)
+			err = sb_addf(&msg, ", because the views carry %s", sb_str(&reads));
+	} else if (w && (w->layer == LAYER_RUNNER || w->layer == LAYER_DETECTED) && w->sv) {
+		file = s1->runner ? s1->runner->display : NULL;
+		line = w->sv->line;
+		if (w->sv->value && (err = tmpl_names(w->sv->value, names_read, &reads)) < 0)
+			goto out;
+		err = sb_addf(&msg, "the runner's %s (%s:%u) %s it", w->sv->mode == SPEC_MODE_SET ?
+			      "unconditional export" : "default", file, line,
+			      w->sv->mode == SPEC_MODE_SET ? "replaces" : "fills in");
+		if (!err && !secret) {
+			err = sb_adds(&msg, " with ");
+			if (!err)
+				err = text_quote(&msg, b->val, b->len, 200);
+		}
+		if (!err && reads.len && !strstr(sb_str(&reads), a->name))
+			err = sb_addf(&msg, "; it derives the value from %s: set %s instead",
+				      sb_str(&reads), sb_str(&reads));
+		else if (!err)
+			err = sb_adds(&msg, "; deliver it with the env.sh view (primus-cli ... --env "
+				      "env.sh) or primus-cli --env NAME=VALUE, which the launcher "
+				      "applies after the runner");
+	} else if (w && w->layer == LAYER_CONFIG) {
+		const struct config *cfg = s1->w->config;
+		size_t k;
+
+		for (k = 0; cfg && k < cfg->nenv; k++)
+			if (!strcmp(cfg->env[k].name, a->name)) {
+				file = cfg->file;
+				line = cfg->env[k].line;
+			}
+		err = sb_addf(&msg, "the config's env: block (%s:%u) sets it after every inherited "
+			      "value, so neither docker --env-file nor primus-cli --env keeps it; "
+			      "change it in the config", file ? file : "config", line);
+	} else if (w && w->layer == LAYER_BACKEND && a->flags_decl) {
+		file = s1->backend->display;
+		line = a->flags_decl->line;
+		err = sb_addf(&msg, "the backend (%s:%u) merges its managed flags into it again, so "
+			      "the effective flags change", file, line);
+		if (!err && a->flags_decl->append_from)
+			err = sb_addf(&msg, " (%s is consumed and not in the views); set %s in the "
+				      "config's env: block, or pass it to the launch itself",
+				      a->flags_decl->append_from, a->flags_decl->append_from);
+	} else if (w && w->sv) {
+		file = spec_of(s1, w->layer == LAYER_RUNNER)->display;
+		line = w->sv->line;
+		err = sb_addf(&msg, "%s:%u sets it", file, line);
+	} else {
+		err = sb_adds(&msg, "another step of the launch sets it");
+	}
+	if (!err && !secret && b && exported(b) && w && w->layer != LAYER_RUNNER &&
+	    w->layer != LAYER_DETECTED) {
+		err = sb_adds(&msg, " (at launch: ");
+		if (!err)
+			err = text_quote(&msg, b->val, b->len, 200);
+		if (!err)
+			err = sb_addc(&msg, ')');
+	}
+	if (!err)
+		err = diag_add(&s1->diags, DIAG_WARNING, file, line, 0, "%s", sb_str(&msg));
+	if (!err)
+		err = explain_add(s1, a, "launch: does not survive a launch fed these views (see "
+				  "diagnostics)");
+out:
+	sb_release(&msg);
+	sb_release(&reads);
+	return err;
+}
+
+static int fixed_point(struct sim *s1)
+{
+	struct env_list img = { 0 };
+	struct sim s2 = { .w = s1->w, .backend = s1->backend, .runner = s1->runner,
+			  .arch = s1->arch, .image = &img, .full = false };
+	size_t k;
+	uint32_t vi;
+	int err;
+
+	if (!(s2.arena = arena_new()))
+		return -ENOMEM;
+	if ((err = environ_of(s1, &img)) < 0 || (err = simulate(&s2)) < 0)
+		goto out;
+	for (k = 0; k < s1->nv && !err; k++) {
+		struct evar *a = &s1->v[k];
+		const struct evar *b = (vi = find(&s2, a->name, a->name_len)) == NONE ? NULL :
+				       &s2.v[vi];
+
+		if (!survives(a, b))
+			err = fixed_point_warning(s1, a, &s2, b);
+	}
+	for (k = 0; k < s2.nv && !err; k++) {
+		const struct evar *b = &s2.v[k];
+
+		if (exported(b) && find(s1, b->name, b->name_len) == NONE) {
+			/* Set at launch but unknown to the first pass: cannot be,
+			 * every name of the specs is declared in both. */
+			err = diag_add(&s1->diags, DIAG_WARNING, NULL, 0, 0,
+				       "%s appears at launch though this run does not set it",
+				       b->name);
+		}
+	}
+out:
+	env_list_release(&img);
+	sim_release(&s2);
+	return err;
+}
+
+/* ---- the snapshot ------------------------------------------------------- */
+
+static int name_cmp(const void *a, const void *b)
+{
+	const struct snap_var *x = a, *y = b;
+	size_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
+	int c = memcmp(x->name, y->name, n);
+
+	return c ? c : (x->name_len > y->name_len) - (x->name_len < y->name_len);
+}
+
+/* "image host ..." in launch order, the winner last. */
+static const char *layers_text(struct sim *s, const struct evar *e, struct strbuf *sb)
+{
+	unsigned seen = 0;
+	uint32_t r;
+	enum layer win = e->win != NONE ? (enum layer)s->recs[e->win].layer : LAYER_NONE;
+
+	sb_reset(sb);
+	for (r = e->head; r != NONE; r = s->recs[r].next) {
+		enum layer l = (enum layer)s->recs[r].layer;
+
+		if (l == win || (seen & (1u << l)))
+			continue;
+		seen |= 1u << l;
+		if ((sb->len && sb_addc(sb, ' ') < 0) || sb_adds(sb, layer_name(l)) < 0)
+			return NULL;
+	}
+	if (win != LAYER_NONE && ((sb->len && sb_addc(sb, ' ') < 0) || sb_adds(sb, layer_name(win)) < 0))
 		return NULL;
-	return arena_strndup(r->arena, sb->buf, sb->len);
+	return sb->len ? arena_strndup(s->arena, sb->buf, sb->len) : NULL;
 }
 
-/* The snapshot of r's resolved variables, not checked yet; *out holds one
- * reference (caller's) and, on success only, owns r's arena. */
-static int build_snapshot(struct rctx *r, struct snapshot **out)
+/* "layer=value" lines of every record that is not the value (secrets
+ * redacted). */
+static const char *shadowed_text(struct sim *s, const struct evar *e, struct strbuf *sb)
 {
-	struct snapshot *s = calloc(1, sizeof(*s));
+	uint32_t r;
+
+	sb_reset(sb);
+	for (r = e->head; r != NONE; r = s->recs[r].next) {
+		const struct rec *rc = &s->recs[r];
+
+		if (r == e->win || (rc->sv && rc->sv->kind == SPEC_KIND_FLAGS && !rc->len))
+			continue;
+		if (sb_adds(sb, layer_name((enum layer)rc->layer)) < 0 || sb_addc(sb, '=') < 0)
+			return NULL;
+		if (!rc->val ? sb_adds(sb, "(unset)") < 0 :
+		    e->secret ? sb_adds(sb, "<redacted>") < 0 : sb_add(sb, rc->val, rc->len) < 0)
+			return NULL;
+		if (sb_addc(sb, '\n') < 0)
+			return NULL;
+	}
+	return sb->len ? arena_strndup(s->arena, sb->buf, sb->len) : NULL;
+}
+
+/* Directory notes at the head of explain. */
+static int dir_notes(struct sim *s, const char **out)
+{
+	uint32_t vi;
+
+	*out = NULL;
+	if (!s->runner)
+		return 0;
+	vi = find(s, "PRIMUS_PATH", 11);
+	if (vi == NONE || !s->v[vi].set)
+		*out = "PRIMUS_PATH: unknown here. At launch the runner sets it to where Primus is "
+		       "checked out and derives DATA_PATH (${PRIMUS_PATH}/data), HF_HOME "
+		       "(${DATA_PATH}/huggingface) and PYTHONPATH from it; set PRIMUS_PATH "
+		       "(--env PRIMUS_PATH=/path/to/Primus) to see them\n";
+	else
+		*out = "PRIMUS_PATH: the runner derives DATA_PATH, HF_HOME and PYTHONPATH from it; "
+		       "PYTHONPATH also depends on the container's Python and is not shown\n";
+	return 0;
+}
+
+/* A diagnostic never carries a secret value, whichever path made it. */
+static int scrub_diags(struct sim *s, struct diag_list *l)
+{
+	size_t k, d;
+
+	for (k = 0; k < s->nv; k++) {
+		const struct evar *e = &s->v[k];
+
+		/* Shorter values are no telling secret, and too common. */
+		if (!e->secret || !e->set || e->len < 4)
+			continue;
+		for (d = 0; d < l->n; d++) {
+			char *m = l->v[d].msg, *at;
+
+			while ((at = memmem(m, strlen(m), e->val, e->len))) {
+				struct strbuf sb = STRBUF_INIT;
+				int err;
+
+				if ((err = sb_add(&sb, m, (size_t)(at - m))) < 0 ||
+				    (err = sb_adds(&sb, "<redacted>")) < 0 ||
+				    (err = sb_adds(&sb, at + e->len)) < 0) {
+					sb_release(&sb);
+					return err;
+				}
+				free(l->v[d].msg);
+				l->v[d].msg = sb_detach(&sb, NULL);
+				m = l->v[d].msg;
+			}
+		}
+	}
+	return 0;
+}
+
+static int build_snapshot(struct sim *s, struct snapshot **out)
+{
+	struct snapshot *snap = calloc(1, sizeof(*snap));
+	struct strbuf sb = STRBUF_INIT;
 	size_t k, n = 0;
 	int err = -ENOMEM;
 
-	if (!s)
+	if (!snap)
 		return -ENOMEM;
-	atomic_init(&s->refs, 1);
-	s->arena = r->arena;     /* handed over only on success */
-	/* Names, values and notes the specs hold are pointed at, not copied. */
-	s->specs = spec_share_ref(r->w->spec_share);
-	s->backend = r->backend->backend;
-	if (!(s->arch = arena_strdup(s->arena, r->arch)) ||
-	    !(s->vars = calloc(r->nvars ? r->nvars : 1, sizeof(*s->vars))))
+	atomic_init(&snap->refs, 1);
+	snap->arena = s->arena;      /* handed over only on success */
+	snap->specs = spec_share_ref(s->w->spec_share);
+	snap->backend = s->backend->backend;
+	if (!(snap->arch = arena_strdup(snap->arena, s->arch)) ||
+	    !(snap->vars = calloc(s->nv ? s->nv : 1, sizeof(*snap->vars))))
 		goto out;
-	for (k = 0; k < r->nvars; k++) {
-		struct rvar *v = &r->vars[k];
-		struct snap_var *sv = &s->vars[n];
+	for (k = 0; k < s->nv; k++) {
+		struct evar *e = &s->v[k];
+		struct snap_var *sv = &snap->vars[n];
+		bool param = !e->set && (e->param[0] || e->param[1]);
 
-		if (!v->set && !v->param && !v->def)
+		/* Unset and undeclared by any default: no entry, unless explain
+		 * has something to say about it (a launch fed the views sets it). */
+		if (!e->set && !param && !e->have_def && !e->explain)
 			continue;
 		err = -EFBIG;
-		if (v->name_len > UINT32_MAX || (v->set && v->val_len > UINT32_MAX))
+		if (e->name_len > UINT32_MAX || e->len > UINT32_MAX)
 			goto out;
 		err = -ENOMEM;
-		sv->name = v->name;
-		sv->name_len = v->name_len;
-		sv->set = v->set;
-		sv->value = v->set ? v->val : NULL;
-		sv->value_len = v->set ? v->val_len : 0;
-		sv->exported = v->set && !v->consumed;
-		sv->secret = v->secret;
-		sv->is_flags = v->flags_decl != NULL;
-		sv->layer = v->set ? v->layer : LAYER_NONE;
-		sv->source = v->set ? v->source : NULL;
-		sv->def = v->def;
-		sv->note = v->note;      /* else the catalog's: validate_snapshot() */
-		sv->flags = v->flags;
-		sv->nflags = v->nflags;
-		sv->effective = v->set ? v->effective : NULL;
-		sv->layers = v->set ? v->layers : NULL;
-		sv->shadowed = v->shadowed;
-		sv->explain = v->explain;
-		if ((v->consumed && v->set) || (v->param && !v->set)) {
-			/* Depth 0 is no variable's: a free scratch buffer. */
-			struct strbuf *ex = explain_buf(r);
+		sv->name = arena_strndup(snap->arena, e->name, e->name_len);
+		sv->name_len = (uint32_t)e->name_len;
+		sv->set = e->set;
+		sv->value = e->set ? arena_strndup(snap->arena, e->val ? e->val : "", e->len) : NULL;
+		sv->value_len = e->set ? (uint32_t)e->len : 0;
+		sv->exported = exported(e);
+		sv->secret = e->secret;
+		sv->is_flags = e->flags_decl != NULL;
+		sv->layer = e->set ? e->layer : LAYER_NONE;
+		sv->source = e->set && e->win != NONE ? rec_source(s, &s->recs[e->win]) :
+			     e->set ? "override" : NULL;
+		if (sv->source && !(sv->source = arena_strdup(snap->arena, sv->source)))
+			goto out;
+		sv->def = e->have_def ? e->def : NULL;
+		sv->note = e->note;
+		sv->flags = e->flags;
+		sv->nflags = e->nflags;
+		sv->effective = e->set ? e->effective : NULL;
+		sv->layers = e->set ? layers_text(s, e, &sb) : NULL;
+		sv->shadowed = shadowed_text(s, e, &sb);
+		sv->explain = e->explain;
+		if ((!sv->name) || (e->set && !sv->value))
+			goto out;
+		if (e->set && e->consumed &&
+		    (err = explain_add(s, e, "consumed: appended to a flag list, never exported")) < 0)
+			goto out;
+		if (param) {
+			int pk = e->param[1] ? 1 : 0;
 
-			sb_reset(ex);
-			if (v->explain)
-				sb_adds(ex, v->explain);
-			if (v->consumed && v->set)
-				sb_addf(ex, "consumed: appended to a flag list, never exported\n");
-			if (v->param && !v->set)
-				sb_addf(ex, "parameter: not exported; its default is %s\n",
-					v->secret ? "<redacted>" : v->val);
-			if (!(sv->explain = arena_sb(r, ex)))
+			if ((err = explain_add(s, e, "parameter: not exported; its default is %.*s",
+					       e->secret ? 10 : (int)e->param_len[pk],
+					       e->secret ? "<redacted>" : e->param_val[pk])) < 0)
+				goto out;
+			sv->def = e->param_val[pk];
+		}
+		sv->explain = e->explain;
+		if (sv->def && !(sv->def = arena_strdup(snap->arena, sv->def)))
+			goto out;
+		if (e->set && view_is_name(e->name, e->name_len)) {
+			sv->view_name = true;
+			if ((err = diag_add(&snap->diags, DIAG_WARNING, sv->source, 0, 0,
+					    "%s is named like a view file; it is only reachable "
+					    "through the views", e->name)) < 0)
 				goto out;
 		}
-		/* What the world and the overrides hold must outlive both. */
-		if ((v->name_ext && !(sv->name = arena_strndup(s->arena, v->name, v->name_len))) ||
-		    (sv->value && v->val_ext &&
-		     !(sv->value = arena_strndup(s->arena, v->val, v->val_len))) ||
-		    (sv->source && v->source_ext &&
-		     !(sv->source = arena_strdup(s->arena, v->source))))
-			goto out;
-		if (v->set && is_view_name(v->name)) {
-			sv->view_name = true;
-			diag_add(&s->diags, DIAG_WARNING, sv->source, 0, 0,
-				 "%s is named like a view file; it is only reachable through the views",
-				 v->name);
-		}
 		if (sv->set)
-			s->nset++;
+			snap->nset++;
 		if (sv->exported && sv->secret)
-			s->secret_in_views = true;
+			snap->secret_in_views = true;
 		n++;
 	}
-	s->nvars = n;
-	/* Variables without a file or a default were left out: give their
-	 * slots back. */
-	if (n && n < r->nvars) {
-		struct snap_var *v = realloc(s->vars, n * sizeof(*v));
-
-		if (v)
-			s->vars = v;
-	}
-	if ((err = diag_extend(&s->diags, &r->w->diags)) < 0 ||
-	    (err = diag_extend(&s->diags, &r->diags)) < 0)
+	snap->nvars = n;
+	qsort(snap->vars, n, sizeof(*snap->vars), name_cmp);
+	if ((err = dir_notes(s, &snap->explain)) < 0)
 		goto out;
-	r->arena = NULL;
-	*out = s;
+	if ((err = diag_extend(&snap->diags, &s->w->diags)) < 0 ||
+	    (err = diag_extend(&snap->diags, &s->diags)) < 0 ||
+	    (err = scrub_diags(s, &snap->diags)) < 0)
+		goto out;
+	s->arena = NULL;
+	sb_release(&sb);
+	*out = snap;
 	return 0;
 out:
-	s->arena = NULL;
-	snapshot_unref(s);
+	sb_release(&sb);
+	snap->arena = NULL;
+	snapshot_unref(snap);
 	return err;
-}
-
-static void rctx_release(struct rctx *r)
-{
-	size_t k;
-
-	for (k = 0; k <= r->max_depth; k++) {
-		sb_release(&r->texts[k][0]);
-		sb_release(&r->texts[k][1]);
-	}
-	free(r->cands);
-	free(r->vars);
-	free(r->cfg);
-	diag_list_release(&r->diags);
-	arena_free(r->arena);
 }
 
 int resolve_dir(const struct world *w, const struct override_set *ov,
 		const char *backend, const char *arch, struct snapshot **out)
 {
-	struct rctx r = { .w = w, .arch = arch };
-	struct snapshot *s = NULL;
-	size_t k;
-	int err = -EINVAL;
+	struct sim s = { .w = w, .arch = arch, .full = true, .ov = ov };
+	struct snapshot *snap = NULL;
+	int err;
 
-	if (!w->specs || !(r.backend = spec_set_backend(w->specs, backend)))
+	if (!w->specs || !(s.backend = spec_set_backend(w->specs, backend)))
 		return -EINVAL;
 	if (!world_has_dir(w, backend, arch))
 		return -ENOENT;
-	r.runner = r.backend->uses_runner ? w->specs->runner : NULL;
-	if (!(r.arena = arena_new()))
+	s.runner = s.backend->uses_runner ? w->specs->runner : NULL;
+	s.image = &w->image;
+	if (!(s.arena = arena_new()))
 		return -ENOMEM;
-	if ((err = build_table(&r, ov)) < 0)
+	if ((err = simulate(&s)) < 0 || (err = fixed_point(&s)) < 0 ||
+	    (err = build_snapshot(&s, &snap)) < 0)
 		goto out;
-	for (k = 0; k < r.nvars; k++)
-		if ((err = resolve_var(&r, &r.vars[k])) < 0)
-			goto out;
-	/* Every value is known: the candidates go before the snapshot's
-	 * array is allocated, which lowers the peak of a reload. */
-	free(r.cands);
-	r.cands = NULL;
-	if ((err = build_snapshot(&r, &s)) < 0)
+	if ((err = validate_snapshot(w->specs, s.backend, s.runner, snap)) < 0 ||
+	    (err = scrub_diags(&s, &snap->diags)) < 0)
 		goto out;
-	/* The checks read the snapshot only: the working table goes first. */
-	free(r.vars);
-	r.vars = NULL;
-	r.nvars = 0;
-	if ((err = validate_snapshot(w->specs, r.backend, r.runner, s)) < 0)
-		goto out;
-	*out = s;
-	s = NULL;
+	*out = snap;
+	snap = NULL;
 out:
-	snapshot_unref(s);
-	rctx_release(&r);
+	snapshot_unref(snap);
+	sim_release(&s);
 	return err;
 }
 

@@ -104,6 +104,10 @@ bool world_host_allowed(const struct world *w, const struct spec *backend,
  * "cuda" when an NVIDIA driver is loaded. NULL when nothing is detected
  * or the backend has no such directory, with *why (borrowed) saying so. */
 const char *world_host_arch(const struct world *w, const char *backend, const char **why);
+/* True when a spec of w declares name secret (in any backend: a secret
+ * is secret everywhere). ctx is the world; the shape of a config_secrets
+ * callback. */
+bool world_name_secret(void *ctx, const char *name);
 /* True when the world knows backend/arch (a spec arch or --arch). */
 bool world_has_dir(const struct world *w, const char *backend, const char *arch);
 

@@ -63,6 +63,7 @@ struct snapshot {
 	bool secret_in_views;     /* an exported variable is secret */
 	struct diag_list diags;   /* diagnostics for this directory (global ones
 	                             included) */
+	const char *explain;      /* lines heading explain (static), or NULL */
 	struct arena *arena;      /* owns every string and array above that
 	                             the specs do not hold */
 	struct spec_share *specs; /* one reference, or NULL: the specs the

@@ -34,6 +34,8 @@ struct vctx {
 	/* Positions of the walk over the backend's and the runner's by_name
 	 * and the catalog along with s->vars (all sorted by name). */
 	size_t bpos, rpos, cpos;
+	bool fold;                      /* the variable being checked is read
+	                                   case-insensitively (relaxed) */
 };
 
 /* The entries that may type a name: positions in the by_name of the
@@ -97,14 +99,20 @@ static int int_parse(const char *v, size_t n, long long *out)
 	return 0;
 }
 
-static bool in_values(const struct vtype_def *t, const char *v, size_t n)
+static bool in_values_as(const struct vtype_def *t, const char *v, size_t n, bool fold)
 {
 	size_t k;
 
 	for (k = 0; k < t->nvalues; k++)
-		if (strlen(t->values[k]) == n && !memcmp(t->values[k], v, n))
+		if (strlen(t->values[k]) == n &&
+		    (fold ? !strncasecmp(t->values[k], v, n) : !memcmp(t->values[k], v, n)))
 			return true;
 	return false;
+}
+
+static bool in_values(const struct vtype_def *t, const char *v, size_t n)
+{
+	return in_values_as(t, v, n, false);
 }
 
 /* Optimal string alignment distance (a transposition costs 1, so
@@ -400,9 +408,9 @@ static int add_fallback(struct strbuf *sb, const struct snap_var *v, const struc
 	return sb_addf(sb, "the default (%s) applies", d);
 }
 
-static int check_bool(struct vctx *c, size_t idx, const struct tinfo *ti, struct strbuf *m)
+static int check_bool(struct vctx *c, size_t idx, const struct snap_var *v,
+		       const struct tinfo *ti, struct strbuf *m)
 {
-	const struct snap_var *v = &c->s->vars[idx];
 	int b = bool_parse(v->value, v->value_len);
 	int err;
 
@@ -420,10 +428,10 @@ static int check_bool(struct vctx *c, size_t idx, const struct tinfo *ti, struct
 	return report(c, idx, ti->t->invalid, m);
 }
 
-static int check_int(struct vctx *c, size_t idx, const struct tinfo *ti, struct strbuf *m)
+static int check_int(struct vctx *c, size_t idx, const struct snap_var *v,
+		     const struct tinfo *ti, struct strbuf *m)
 {
 	const struct vtype_def *t = ti->t;
-	const struct snap_var *v = &c->s->vars[idx];
 	long long x = 0;
 	int perr = int_parse(v->value, v->value_len, &x), err;
 	bool low, high;
@@ -473,12 +481,12 @@ static int add_values(struct strbuf *sb, const struct vtype_def *t)
 	return err;
 }
 
-static int check_enum(struct vctx *c, size_t idx, const struct tinfo *ti, struct strbuf *m)
+static int check_enum(struct vctx *c, size_t idx, const struct snap_var *v,
+		       const struct tinfo *ti, struct strbuf *m)
 {
-	const struct snap_var *v = &c->s->vars[idx];
 	int err;
 
-	if (in_values(ti->t, v->value, v->value_len))
+	if (in_values_as(ti->t, v->value, v->value_len, c->fold))
 		return 0;
 	if ((err = add_assign(m, v)) || (err = sb_adds(m, " is not one of: ")) ||
 	    (err = add_values(m, ti->t)) || (err = add_fallback(m, v, ti, false)))
@@ -488,9 +496,9 @@ static int check_enum(struct vctx *c, size_t idx, const struct tinfo *ti, struct
 
 /* Each non-empty, trimmed entry of a comma list must be a known one; one
  * diagnostic per unknown entry, as torch_fl reports each once. */
-static int check_list(struct vctx *c, size_t idx, const struct tinfo *ti, struct strbuf *m)
+static int check_list(struct vctx *c, size_t idx, const struct snap_var *v,
+		       const struct tinfo *ti, struct strbuf *m)
 {
-	const struct snap_var *v = &c->s->vars[idx];
 	size_t pos = 0, n = v->value_len;
 	bool done = false;
 	int err = 0;
@@ -509,7 +517,7 @@ static int check_list(struct vctx *c, size_t idx, const struct tinfo *ti, struct
 			a++;
 		while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
 			b--;
-		if (a == b || in_values(ti->t, a, (size_t)(b - a)))
+		if (a == b || in_values_as(ti->t, a, (size_t)(b - a), c->fold))
 			continue;
 		for (k = 0; k < ti->t->nvalues; k++) {
 			const char *cand = ti->t->values[k];
@@ -536,9 +544,26 @@ static int check_list(struct vctx *c, size_t idx, const struct tinfo *ti, struct
 	return err;
 }
 
+/* A spec with value_reading: relaxed (torch_fl's _env.py) reads its owned
+ * names stripped of surrounding blanks, empty then meaning unset, and
+ * matches enum values and list entries in any case. */
+static bool relaxed(const struct tinfo *ti, const struct snap_var *v)
+{
+	const struct spec *sp = ti->spec;
+
+	return sp && sp->relaxed_values && sp->owned_prefix &&
+	       !strncmp(v->name, sp->owned_prefix, strlen(sp->owned_prefix));
+}
+
+static bool blank(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f';
+}
+
 static int check_type(struct vctx *c, size_t idx, const struct entries *e)
 {
-	const struct snap_var *v = &c->s->vars[idx];
+	struct snap_var tv = c->s->vars[idx];
+	const struct snap_var *v = &tv;
 	struct strbuf m = STRBUF_INIT;
 	struct tinfo ti;
 	int err = 0;
@@ -547,6 +572,15 @@ static int check_type(struct vctx *c, size_t idx, const struct entries *e)
 		return 0;
 	if (ti.t->type == VT_NONE || ti.t->type == VT_STRING || ti.t->type == VT_PATH)
 		return 0;
+	c->fold = relaxed(&ti, v);
+	if (c->fold) {
+		while (tv.value_len && blank(tv.value[0])) {
+			tv.value++;
+			tv.value_len--;
+		}
+		while (tv.value_len && blank(tv.value[tv.value_len - 1]))
+			tv.value_len--;
+	}
 	if (!v->value_len) {
 		/* torch_fl's rule, applied to every type: an empty value is
 		 * unset (so `X=${UNSET}` does not override a default). */
@@ -567,10 +601,10 @@ static int check_type(struct vctx *c, size_t idx, const struct entries *e)
 		goto out;
 	}
 	switch (ti.t->type) {
-	case VT_BOOL: err = check_bool(c, idx, &ti, &m); break;
-	case VT_INT:  err = check_int(c, idx, &ti, &m); break;
-	case VT_ENUM: err = check_enum(c, idx, &ti, &m); break;
-	case VT_LIST: err = check_list(c, idx, &ti, &m); break;
+	case VT_BOOL: err = check_bool(c, idx, v, &ti, &m); break;
+	case VT_INT:  err = check_int(c, idx, v, &ti, &m); break;
+	case VT_ENUM: err = check_enum(c, idx, v, &ti, &m); break;
+	case VT_LIST: err = check_list(c, idx, v, &ti, &m); break;
 	default: break;
 	}
 out:
@@ -820,7 +854,9 @@ static int check_rules(struct vctx *c, const struct spec *sp)
 			err = err == -ENOMEM ? err : 0;
 			continue;
 		}
-		err = expr_eval(e, set_lookup, c->s, &hit, NULL);
+		struct expr_env env = { sp->dialect, set_lookup, c->s, false, "" };
+
+		err = expr_eval(e, &env, &hit);
 		expr_free(e);
 		if (!err && hit)
 			err = diag_add(&c->s->diags, r->sev, sp->display, r->line, r->col, "%s",
@@ -857,7 +893,7 @@ static int finish_explain(struct vctx *c)
 int validate_snapshot(const struct spec_set *set, const struct spec *backend,
 		      const struct spec *runner, struct snapshot *s)
 {
-	struct vctx c = { set, backend, runner, s, NULL, 0, 0, 0 };
+	struct vctx c = { set, backend, runner, s, NULL, 0, 0, 0, false };
 	size_t i;
 	int err = 0;
 

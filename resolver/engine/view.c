@@ -474,6 +474,9 @@ static int render_explain(const struct snapshot *s, struct strbuf *out, struct v
 	if ((err = add_header(s, "explain", out)) < 0 ||
 	    (err = sb_addc(out, '\n')) < 0)
 		return err;
+	if (s->explain && ((err = add_lines(out, NULL, s->explain, false)) < 0 ||
+			   (err = sb_addc(out, '\n')) < 0))
+		return err;
 	for (i = 0; i < s->nvars; i++) {
 		if ((err = explain_var(&s->vars[i], out)) < 0)
 			return err;
@@ -620,4 +623,14 @@ bool view_is_secret(const struct snapshot *s, enum view_kind kind)
 	default:
 		return false;
 	}
+}
+
+bool view_is_name(const char *name, size_t len)
+{
+	size_t k;
+
+	for (k = 0; k < VIEW_COUNT; k++)
+		if (strlen(view_names[k]) == len && !memcmp(name, view_names[k], len))
+			return true;
+	return false;
 }

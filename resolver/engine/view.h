@@ -36,4 +36,7 @@ int view_from_name(const char *name, enum view_kind *out);
 /* True when the view shows a secret value (mode 0600). */
 bool view_is_secret(const struct snapshot *s, enum view_kind kind);
 
+/* True when name (len bytes) is the file name of a view. */
+bool view_is_name(const char *name, size_t len);
+
 #endif

@@ -183,6 +183,34 @@ static int load_specs(struct world *w, const struct envfs_inputs *in,
 	return err;
 }
 
+static bool spec_declares_secret(const struct spec *s, const char *name)
+{
+	size_t first, n, k;
+
+	if (!s)
+		return false;
+	n = spec_entries(s, name, &first);
+	for (k = 0; k < n; k++)
+		if (s->vars[s->by_name[first + k]].secret)
+			return true;
+	return false;
+}
+
+bool world_name_secret(void *ctx, const char *name)
+{
+	const struct world *w = ctx;
+	size_t k;
+
+	if (!w->specs)
+		return false;
+	if (spec_declares_secret(w->specs->runner, name))
+		return true;
+	for (k = 0; k < w->specs->nbackends; k++)
+		if (spec_declares_secret(w->specs->backends[k], name))
+			return true;
+	return false;
+}
+
 static int load(const struct envfs_inputs *in, const struct world *prev, bool share,
 		struct world **out)
 {
@@ -198,7 +226,9 @@ static int load(const struct envfs_inputs *in, const struct world *prev, bool sh
 		goto out;
 	failed |= err < 0;
 	if (in->config) {
-		err = config_load(in->config, &w->config, &w->diags);
+		struct config_secrets sec = { world_name_secret, w };
+
+		err = config_load(in->config, &sec, &w->config, &w->diags);
 		if (err == -ENOMEM)
 			goto out;
 		failed |= err < 0;

@@ -1,9 +1,11 @@
 /* config: the experiment YAML's top-level `env:` block, read the way Primus
- * reads it (PrimusRuntime._apply_config_env), with the diagnostics Primus
- * does not give: env: under a module, unquoted non-strings, bad keys.
+ * reads it (PrimusRuntime._apply_config_env over yaml.safe_load), with the
+ * diagnostics Primus does not give: env: under a module, unquoted
+ * non-strings, keys that stop the block.
  *
  *   env:
  *     XLA_PYTHON_CLIENT_MEM_FRACTION: 0.960   # warning: Primus exports "0.96"
+ *     "A=B": x                                # error: stops the block here
  */
 #include "config.h"
 
@@ -13,35 +15,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pyvalue.h"
+#include "text.h"
 #include "yaml11.h"
 #include "yaml_tree.h"
 
 /* Longest value text quoted inside a message. */
 #define MSG_TEXT_MAX 60
+/* Names listed in the message about keys a refused key takes with it. */
+#define MSG_LOST_MAX 8
 
 struct ctx {
 	struct config *cfg;
 	struct diag_list *diags;
 	const char *file;
-};
-
-/* One pair of a mapping after PyYAML's merge-key flattening. */
-struct fpair {
-	const struct ynode *key, *val;
-	bool merged;              /* came in through a `<<` merge */
-};
-
-struct fpairs {
-	struct fpair *v;
-	size_t n, cap;
-};
-
-/* One name of the env: block: its first place, its last value. */
-struct slot {
-	const struct ynode *key;  /* first occurrence: keeps the order */
-	const struct ynode *last_key;
-	bool last_merged;
-	const struct ynode *val;  /* last value, NULL when it was bad */
+	const struct config_secrets *secrets;
 };
 
 static int diag(struct ctx *c, enum diag_sev sev, const struct ynode *at,
@@ -59,141 +47,31 @@ static int diag(struct ctx *c, enum diag_sev sev, const struct ynode *at,
 	return err;
 }
 
-/* Appends s as a double-quoted, escaped, possibly shortened string, so a
- * message stays one readable line whatever the value holds. */
+static bool secret_name(const struct ctx *c, const char *name)
+{
+	return c->secrets && c->secrets->is_secret && c->secrets->is_secret(c->secrets->ctx, name);
+}
+
 static int add_quoted(struct strbuf *sb, const char *s, size_t n)
 {
-	size_t i;
-	int err = sb_addc(sb, '"');
-
-	for (i = 0; i < n && i < MSG_TEXT_MAX && !err; i++) {
-		unsigned char ch = (unsigned char)s[i];
-
-		if (ch == '"' || ch == '\\')
-			err = sb_addf(sb, "\\%c", ch);
-		else if (ch == '\n')
-			err = sb_adds(sb, "\\n");
-		else if (ch == '\t')
-			err = sb_adds(sb, "\\t");
-		else if (ch < 0x20 || ch == 0x7f)
-			err = sb_addf(sb, "\\x%02x", ch);
-		else
-			err = sb_addc(sb, (char)ch);
-	}
-	if (!err && n > MSG_TEXT_MAX)
-		err = sb_adds(sb, "...");
-	if (!err)
-		err = sb_addc(sb, '"');
-	return err;
-}
-
-static bool is_tag(const struct ynode *n, const char *tag)
-{
-	return n->tag && strcmp(n->tag, tag) == 0;
-}
-
-/* PyYAML resolves a plain scalar's type, and also any scalar tagged with
- * the non-specific "!" (its parser marks those implicit too). */
-static bool implicitly_typed(const struct ynode *n)
-{
-	return n->kind == YN_SCALAR &&
-	       ((!n->tag && n->style == YS_PLAIN) || is_tag(n, "!"));
+	return text_quote(sb, s, n, MSG_TEXT_MAX);
 }
 
 static bool is_null(const struct ynode *n)
 {
-	return !n || (implicitly_typed(n) &&
-		      y11_resolve(n->str, n->len) == Y11_NULL);
+	return !n || (pyv_implicit(n) && y11_resolve(n->str, n->len) == Y11_NULL) ||
+	       (n->kind == YN_SCALAR && n->tag && !strcmp(n->tag, "!!null"));
 }
 
-static bool is_merge_key(const struct ynode *k)
-{
-	return k->kind == YN_SCALAR &&
-	       (is_tag(k, "!!merge") ||
-		(implicitly_typed(k) && y11_resolve(k->str, k->len) == Y11_MERGE));
-}
-
-static int fpairs_push(struct fpairs *fp, const struct ynode *key,
-		       const struct ynode *val, bool merged)
-{
-	if (fp->n == fp->cap) {
-		size_t cap = fp->cap ? fp->cap * 2 : 16;
-		struct fpair *v;
-
-		if (cap > SIZE_MAX / sizeof(*v))
-			return -ENOMEM;
-		if (!(v = realloc(fp->v, cap * sizeof(*v))))
-			return -ENOMEM;
-		fp->v = v;
-		fp->cap = cap;
-	}
-	fp->v[fp->n].key = key;
-	fp->v[fp->n].val = val;
-	fp->v[fp->n].merged = merged;
-	fp->n++;
-	return 0;
-}
-
-static int flatten(struct ctx *c, const struct ynode *map, struct fpairs *out,
-		   bool merged);
-
-/* Appends the flattened pairs of a merge source (a mapping, or a list of
- * mappings where earlier ones win, hence the reverse order). */
-static int merge_source(struct ctx *c, const struct ynode *src,
-			struct fpairs *out)
-{
-	size_t i;
-	int err;
-
-	if (src->kind == YN_MAP)
-		return flatten(c, src, out, true);
-	if (src->kind == YN_SEQ) {
-		for (i = src->nitems; i-- > 0;) {
-			if (src->items[i]->kind != YN_MAP)
-				return diag(c, DIAG_ERROR, src->items[i],
-					    "a merge (<<) list may hold only "
-					    "mappings; PyYAML fails to load "
-					    "this file");
-			if ((err = flatten(c, src->items[i], out, true)) < 0)
-				return err;
-		}
-		return 0;
-	}
-	return diag(c, DIAG_ERROR, src, "a merge (<<) needs a mapping or a "
-		    "list of mappings; PyYAML fails to load this file");
-}
-
-/* PyYAML's SafeConstructor.flatten_mapping: merged pairs first, then the
- * mapping's own, so own keys win in the dict built from them. */
-static int flatten(struct ctx *c, const struct ynode *map, struct fpairs *out,
-		   bool merged)
-{
-	struct fpairs own = { 0 };
-	size_t i;
-	int err = 0;
-
-	for (i = 0; i < map->npairs; i++) {
-		const struct ypair *p = &map->pairs[i];
-
-		if (is_merge_key(p->key))
-			err = merge_source(c, p->val, out);
-		else
-			err = fpairs_push(&own, p->key, p->val, merged);
-		if (err < 0)
-			goto out;
-	}
-	for (i = 0; i < own.n; i++)
-		if ((err = fpairs_push(out, own.v[i].key, own.v[i].val,
-				       own.v[i].merged)) < 0)
-			goto out;
-out:
-	free(own.v);
-	return err;
-}
-
+/* True for a str key equal to s (raw.get("env") matches no other type). */
 static bool key_is(const struct ynode *k, const char *s)
 {
-	return yscalar_is(k, s);
+	struct strbuf id = STRBUF_INIT;
+	bool is = k->kind == YN_SCALAR && pyv_key_ident(k, &id) == 0 && id.len == strlen(s) + 2 &&
+		  !memcmp(id.buf, "s:", 2) && !memcmp(id.buf + 2, s, strlen(s));
+
+	sb_release(&id);
+	return is;
 }
 
 static int add_framework(struct config *cfg, const struct ynode *v)
@@ -265,18 +143,18 @@ static int walk_module(struct ctx *c, const struct ynode *n, const char *module)
 
 static int read_modules(struct ctx *c, const struct ynode *modules)
 {
-	struct fpairs mods = { 0 }, fields = { 0 };
+	const struct ypair **mods = NULL, **fields = NULL;
 	const struct ynode *fw;
+	size_t nmods = 0, nfields = 0, i, j;
 	char *name = NULL;
-	size_t i, j;
 	int err = 0;
 
 	if (!modules || modules->kind != YN_MAP)
 		return 0;
-	if ((err = flatten(c, modules, &mods, false)) < 0)
+	if ((err = pyv_flatten(modules, &mods, NULL, &nmods)) < 0)
 		goto out;
-	for (i = 0; i < mods.n; i++) {
-		const struct fpair *m = &mods.v[i];
+	for (i = 0; i < nmods; i++) {
+		const struct ypair *m = mods[i];
 
 		free(name);
 		name = m->key->kind == YN_SCALAR
@@ -289,173 +167,34 @@ static int read_modules(struct ctx *c, const struct ynode *modules)
 			goto out;
 		if (!m->val || m->val->kind != YN_MAP)
 			continue;
-		fields.n = 0;
-		if ((err = flatten(c, m->val, &fields, false)) < 0)
+		free(fields);
+		fields = NULL;
+		if ((err = pyv_flatten(m->val, &fields, NULL, &nfields)) < 0)
 			goto out;
 		fw = NULL;
-		for (j = 0; j < fields.n; j++)
-			if (key_is(fields.v[j].key, "framework"))
-				fw = fields.v[j].val;
+		for (j = 0; j < nfields; j++)
+			if (key_is(fields[j]->key, "framework"))
+				fw = fields[j]->val;
 		if ((err = add_framework(c->cfg, fw)) < 0)
 			goto out;
 	}
 out:
 	free(name);
-	free(mods.v);
-	free(fields.v);
+	free(mods);
+	free(fields);
 	return err;
 }
 
-/* A plain key PyYAML would type (ON, 1, NULL) names a different variable
- * in Primus: str(True) is "True". */
-static int check_key_type(struct ctx *c, const struct ynode *k)
-{
-	struct strbuf msg = STRBUF_INIT, py = STRBUF_INIT;
-	enum y11_type t;
-	int err = 0, e;
-
-	if (!implicitly_typed(k) || (t = y11_resolve(k->str, k->len)) == Y11_STR)
-		return 0;
-	/* "=" as a key is turned back into a string by PyYAML. */
-	if (t == Y11_VALUE)
-		return 0;
-	e = y11_str(k->str, k->len, t, &py);
-	if (e == -ENOMEM) {
-		err = e;
-		goto out;
-	}
-	err = sb_addf(&msg, "unquoted name %.*s is a%s %s in YAML; "
-		      "primus-envfs uses the name as written but ",
-		      (int)k->len, k->str,
-		      t == Y11_INT ? "n" : "", y11_type_name(t));
-	if (!err && e == 0) {
-		err = sb_adds(&msg, "Primus would set ");
-		if (!err)
-			err = add_quoted(&msg, py.buf, py.len);
-	} else if (!err) {
-		err = sb_adds(&msg, "Primus fails to load it");
-	}
-	if (!err)
-		err = sb_adds(&msg, "; quote it");
-	if (!err)
-		err = diag(c, DIAG_WARNING, k, "%s", sb_str(&msg));
-out:
-	sb_release(&msg);
-	sb_release(&py);
-	return err;
-}
-
-/* Checks one key; returns 1 when it names a variable, 0 when it was
- * reported and skipped. */
-static int check_key(struct ctx *c, const struct ynode *k)
-{
-	struct strbuf q = STRBUF_INIT;
-	int err;
-
-	if (k->kind != YN_SCALAR) {
-		err = diag(c, DIAG_ERROR, k, "env: key is a %s, not a variable "
-			   "name; skipped", ynode_kind_name(k->kind));
-	} else if (k->len == 0) {
-		err = diag(c, DIAG_ERROR, k, "env: key is empty; skipped");
-	} else if (k->len > CONFIG_MAX_VALUE) {
-		/* execve refuses a NAME=value string over 128 KiB anyway. */
-		err = diag(c, DIAG_ERROR, k, "env: key is %zu bytes, more than %u; skipped",
-			   k->len, (unsigned)CONFIG_MAX_VALUE);
-	} else if (memchr(k->str, '=', k->len) || memchr(k->str, '\0', k->len)) {
-		if ((err = add_quoted(&q, k->str, k->len)) < 0)
-			goto out;
-		err = diag(c, DIAG_ERROR, k, "env: key %s contains '%s'; a "
-			   "variable name cannot; skipped", sb_str(&q),
-			   memchr(k->str, '=', k->len) ? "=" : "\\0");
-	} else {
-		err = check_key_type(c, k);
-		if (err == 0)
-			err = 1;
-	}
-out:
-	sb_release(&q);
-	return err;
-}
-
-/* Warns about a value PyYAML would not load as a string; the text as
- * written is still what we use. */
-/* name (nlen bytes, no NUL: check_key() refused those) is the key's text. */
-static int check_value_type(struct ctx *c, const char *name, int nlen,
-			    const struct ynode *v)
-{
-	struct strbuf msg = STRBUF_INIT, py = STRBUF_INIT;
-	enum y11_type t;
-	int err = 0, e;
-
-	if (v->tag && !is_tag(v, "!") && !is_tag(v, "!!str")) {
-		err = sb_addf(&msg, "%.*s: value has the explicit tag %s; "
-			      "primus-envfs uses the text ", nlen, name, v->tag);
-		if (!err)
-			err = add_quoted(&msg, v->str, v->len);
-		if (!err)
-			err = sb_adds(&msg, " but Primus would not get a "
-				      "string; drop the tag and quote it");
-		goto report;
-	}
-	if (!implicitly_typed(v) || (t = y11_resolve(v->str, v->len)) == Y11_STR)
-		return 0;
-	if ((e = y11_str(v->str, v->len, t, &py)) == -ENOMEM) {
-		err = e;
-		goto out;
-	}
-	if (v->len)
-		err = sb_addf(&msg, "%.*s: unquoted value %.*s is a%s %s in YAML; "
-			      "primus-envfs uses the text ", nlen, name,
-			      (int)(v->len > MSG_TEXT_MAX ? MSG_TEXT_MAX : v->len),
-			      v->str, t == Y11_INT ? "n" : "", y11_type_name(t));
-	else
-		err = sb_addf(&msg, "%.*s: an empty unquoted value is a null in "
-			      "YAML; primus-envfs uses the text ", nlen, name);
-	if (!err)
-		err = add_quoted(&msg, v->str, v->len);
-	if (!err && e == 0 && py.len == v->len && !memcmp(py.buf, v->str, v->len)) {
-		/* Same text today, but the backend may get a non-string. */
-		err = sb_adds(&msg, " and Primus would export the same text "
-			      "after str()");
-	} else if (!err && e == 0) {
-		err = sb_adds(&msg, " but Primus would export ");
-		if (!err)
-			err = add_quoted(&msg, py.buf, py.len);
-	} else if (!err) {
-		err = sb_adds(&msg, " but Primus fails to load it");
-	}
-	if (!err)
-		err = sb_adds(&msg, "; quote it");
-report:
-	if (!err)
-		err = diag(c, DIAG_WARNING, v, "%s", sb_str(&msg));
-out:
-	sb_release(&msg);
-	sb_release(&py);
-	return err;
-}
-
-/* Checks a value; returns 1 when usable, 0 when reported and skipped. */
-static int check_value(struct ctx *c, const char *name, int nlen, const struct ynode *v)
-{
-	int err;
-
-	if (v->kind != YN_SCALAR) {
-		err = diag(c, DIAG_ERROR, v, "%.*s: value is a %s; env: values "
-			   "must be scalars; %.*s skipped", nlen, name,
-			   ynode_kind_name(v->kind), nlen, name);
-		return err < 0 ? err : 0;
-	}
-	if (v->len > CONFIG_MAX_VALUE) {
-		err = diag(c, DIAG_ERROR, v, "%.*s: value is %zu bytes, more than "
-			   "%u; %.*s skipped", nlen, name, v->len,
-			   (unsigned)CONFIG_MAX_VALUE, nlen, name);
-		return err < 0 ? err : 0;
-	}
-	if ((err = check_value_type(c, name, nlen, v)) < 0)
-		return err;
-	return 1;
-}
+/* One distinct dict key of env:, as Python holds it. */
+struct slot {
+	const struct ynode *key;      /* first occurrence: its text and place */
+	const struct ynode *last_key;
+	bool last_merged;
+	const struct ynode *val;      /* the last value */
+	char *name;                   /* str(key) */
+	char *value;                  /* str(value), or NULL when unusable */
+	size_t value_len;
+};
 
 static uint64_t hash_bytes(const char *s, size_t n)
 {
@@ -467,136 +206,368 @@ static uint64_t hash_bytes(const char *s, size_t n)
 	return h;
 }
 
-/* Applies the pairs of env: into cfg->env in the order of first
- * appearance, each with its last value, as a Python dict would hold them. */
-static int read_env(struct ctx *c, const struct ynode *env)
+static const char *type_name(const struct ynode *n)
 {
-	struct fpairs fp = { 0 };
-	struct slot *slots = NULL;
-	size_t nslots = 0, *table = NULL, mask = 0, i, h, ntext = 0;
-	struct config *cfg = c->cfg;
-	char *p;
-	int err = 0, ok;
+	if (n->tag && strcmp(n->tag, "!"))
+		return n->tag;
+	return y11_type_name(y11_resolve(n->str, n->len));
+}
 
-	if ((err = flatten(c, env, &fp, false)) < 0)
-		goto out;
-	if (!fp.n)
+/* A key PyYAML types (1, on, ~) names the variable str() of it. */
+static int check_key_type(struct ctx *c, const struct ynode *k, const char *name)
+{
+	struct strbuf msg = STRBUF_INIT;
+	int err;
+
+	if (!(pyv_implicit(k) && y11_resolve(k->str, k->len) != Y11_STR) &&
+	    !(k->tag && strcmp(k->tag, "!") && strcmp(k->tag, "!!str")))
+		return 0;
+	/* "=" as a key is made a string again by flatten_mapping. */
+	if (pyv_implicit(k) && y11_resolve(k->str, k->len) == Y11_VALUE)
+		return 0;
+	err = sb_addf(&msg, "unquoted key %.*s is a%s %s in YAML: Primus names the variable ",
+		      k->len > MSG_TEXT_MAX ? MSG_TEXT_MAX : (int)k->len, k->str,
+		      !strcmp(type_name(k), "int") ? "n" : "", type_name(k));
+	if (!err)
+		err = add_quoted(&msg, name, strlen(name));
+	if (!err)
+		err = sb_adds(&msg, "; quote it");
+	if (!err)
+		err = diag(c, DIAG_WARNING, k, "%s", sb_str(&msg));
+	sb_release(&msg);
+	return err;
+}
+
+/* The warning for a value PyYAML does not build as a str, naming the text
+ * written and the value exported (neither, for a secret). */
+static int value_warning(struct ctx *c, const struct slot *s, enum pyv_kind kind)
+{
+	const struct ynode *v = s->val;
+	struct strbuf msg = STRBUF_INIT;
+	bool secret = secret_name(c, s->name);
+	enum diag_sev sev = DIAG_WARNING;
+	int err;
+
+	if (kind == PYV_STR)
+		return 0;
+	if (kind == PYV_COLLECTION || kind == PYV_SET) {
+		sev = DIAG_ERROR;
+		err = sb_addf(&msg, "%s: the value is a %s; Primus exports Python's text of it",
+			      s->name, v->kind == YN_SEQ ? "list" : kind == PYV_SET ? "set" : "dict");
+		if (!err && !secret) {
+			err = sb_adds(&msg, ", ");
+			if (!err)
+				err = add_quoted(&msg, s->value, s->value_len);
+		}
+		if (!err && kind == PYV_SET)
+			err = sb_adds(&msg, ", in an order that changes from run to run");
+		if (!err)
+			err = sb_adds(&msg, ", which is almost never what was meant; write the "
+				      "value as one quoted string");
+	} else if (secret) {
+		err = sb_addf(&msg, "%s: the unquoted value is a%s %s in YAML, so Primus exports "
+			      "str() of it, which need not be the text written; quote it",
+			      s->name, !strcmp(type_name(v), "int") ? "n" : "", type_name(v));
+	} else if (v->tag && strcmp(v->tag, "!")) {
+		err = sb_addf(&msg, "%s: the value has the tag %s; Primus exports ", s->name, v->tag);
+		if (!err)
+			err = add_quoted(&msg, s->value, s->value_len);
+		if (!err)
+			err = sb_adds(&msg, "; drop the tag and quote the value");
+	} else {
+		if (v->len)
+			err = sb_addf(&msg, "%s: unquoted %.*s is a%s %s in YAML; Primus exports ",
+				      s->name, v->len > MSG_TEXT_MAX ? MSG_TEXT_MAX : (int)v->len,
+				      v->str, !strcmp(type_name(v), "int") ? "n" : "",
+				      type_name(v));
+		else
+			err = sb_addf(&msg, "%s: an empty unquoted value is a null in YAML; "
+				      "Primus exports ", s->name);
+		if (!err)
+			err = add_quoted(&msg, s->value, s->value_len);
+		if (!err)
+			err = sb_adds(&msg, "; quote it (");
+		if (!err)
+			err = add_quoted(&msg, v->str, v->len);
+		if (!err)
+			err = sb_adds(&msg, ") if you meant the text");
+	}
+	if (!err)
+		err = diag(c, sev, v, "%s", sb_str(&msg));
+	sb_release(&msg);
+	return err;
+}
+
+/* Python refuses to put key into os.environ: "" or one holding '='. */
+static const char *refusal(const char *name)
+{
+	if (!*name)
+		return "an empty name";
+	if (strchr(name, '='))
+		return "a name holding '='";
+	return NULL;
+}
+
+static int lost_keys(struct ctx *c, const struct slot *slots, size_t n, size_t at,
+		     const char *why)
+{
+	struct strbuf msg = STRBUF_INIT;
+	size_t k;
+	int err;
+
+	err = sb_adds(&msg, "env: key ");
+	if (!err)
+		err = add_quoted(&msg, slots[at].name, strlen(slots[at].name));
+	if (!err)
+		err = sb_addf(&msg, " is %s, which Python's os.environ refuses (ValueError); "
+			      "Primus then stops applying env:, so ", why);
+	if (!err && at + 1 == n)
+		err = sb_adds(&msg, "it is not applied");
+	for (k = at + 1; k < n && !err; k++) {
+		if (k == at + 1)
+			err = sb_adds(&msg, "it and every later key are not applied: ");
+		else
+			err = sb_adds(&msg, ", ");
+		if (!err && k - at > MSG_LOST_MAX) {
+			err = sb_addf(&msg, "and %zu more", n - k);
+			break;
+		}
+		if (!err)
+			err = sb_adds(&msg, slots[k].name);
+	}
+	if (!err)
+		err = diag(c, DIAG_ERROR, slots[at].key, "%s", sb_str(&msg));
+	sb_release(&msg);
+	return err;
+}
+
+/* Builds the slots of env: in Python's dict order: distinct keys by first
+ * appearance, each with its last value. */
+static int env_slots(struct ctx *c, const struct ynode *env, struct slot **out, size_t *nout)
+{
+	const struct ypair **fp = NULL;
+	bool *merged = NULL;
+	struct slot *slots = NULL;
+	struct strbuf id = STRBUF_INIT, *ids = NULL;
+	size_t nfp = 0, nslots = 0, *table = NULL, mask = 0, i, h;
+	int err;
+
+	*out = NULL;
+	*nout = 0;
+	if ((err = pyv_flatten(env, &fp, &merged, &nfp)) < 0 || !nfp)
 		goto out;
 	/* Open addressing over slot numbers + 1: a 1 MiB file can hold ~100k
 	 * keys, too many to compare pairwise. */
-	for (mask = 1; mask < fp.n * 2; mask <<= 1)
+	for (mask = 1; mask < nfp * 2; mask <<= 1)
 		;
-	table = calloc(mask, sizeof(*table));
-	slots = calloc(fp.n, sizeof(*slots));
-	if (!table || !slots) {
-		err = -ENOMEM;
+	err = -ENOMEM;
+	if (!(table = calloc(mask, sizeof(*table))) || !(slots = calloc(nfp, sizeof(*slots))) ||
+	    !(ids = calloc(nfp, sizeof(*ids))))
 		goto out;
-	}
 	mask--;
-	for (i = 0; i < fp.n; i++) {
-		const struct ynode *k = fp.v[i].key, *v = fp.v[i].val;
+	err = 0;
+	for (i = 0; i < nfp && !err; i++) {
+		const struct ynode *k = fp[i]->key;
 		struct slot *s;
 
-		if ((ok = check_key(c, k)) <= 0) {
-			err = ok;
-			if (err < 0)
-				goto out;
-			continue;
-		}
-		for (h = hash_bytes(k->str, k->len) & mask; table[h];
-		     h = (h + 1) & mask) {
-			const struct ynode *sk = slots[table[h] - 1].key;
+		sb_reset(&id);
+		if ((err = pyv_key_ident(k, &id)) < 0)
+			break;
+		for (h = hash_bytes(id.buf, id.len) & mask; table[h]; h = (h + 1) & mask) {
+			const struct strbuf *o = &ids[table[h] - 1];
 
-			if (sk->len == k->len && !memcmp(sk->str, k->str, k->len))
+			if (o->len == id.len && !memcmp(o->buf, id.buf, id.len))
 				break;
 		}
 		if (!table[h]) {
-			s = &slots[nslots++];
-			table[h] = nslots;
+			s = &slots[nslots];
+			if ((err = sb_add(&ids[nslots], id.buf, id.len)) < 0)
+				break;
+			table[h] = ++nslots;
 			s->key = k;
 		} else {
 			s = &slots[table[h] - 1];
 			/* Overriding a merged-in key is what merging is for. */
-			if (!s->last_merged && !fp.v[i].merged &&
-			    (err = diag(c, DIAG_WARNING, k, "%.*s is set again "
-					"(earlier at line %u); the last value "
-					"wins", (int)k->len, k->str,
-					s->last_key->line)) < 0)
-				goto out;
+			if (!s->last_merged && !merged[i])
+				err = diag(c, DIAG_WARNING, k, "%.*s is set again (earlier at line "
+					   "%u); the last value wins",
+					   k->len > MSG_TEXT_MAX ? MSG_TEXT_MAX : (int)k->len,
+					   k->str, s->last_key->line);
 		}
 		s->last_key = k;
-		s->last_merged = fp.v[i].merged;
-		/* check_key() bounded the key to CONFIG_MAX_VALUE bytes. */
-		if ((ok = check_value(c, k->str, (int)k->len, v)) < 0) {
-			err = ok;
-			goto out;
-		}
-		s->val = ok ? v : NULL;
+		s->last_merged = merged[i];
+		s->val = fp[i]->val;
 	}
-	/* Every name and value in one block (cfg->text), each NUL-ended:
-	 * two allocations instead of two per entry. */
-	for (i = 0; i < nslots; i++)
-		if (slots[i].val)
-			ntext += slots[i].key->len + 1 + slots[i].val->len + 1;
-	if (!(cfg->env = calloc(nslots ? nslots : 1, sizeof(*cfg->env))) ||
-	    !(cfg->text = malloc(ntext ? ntext : 1))) {
-		err = -ENOMEM;
+out:
+	for (i = 0; ids && i < nfp; i++)
+		sb_release(&ids[i]);
+	free(ids);
+	sb_release(&id);
+	free(fp);
+	free(merged);
+	free(table);
+	if (err < 0) {
+		free(slots);
+		return err;
+	}
+	*out = slots;
+	*nout = nslots;
+	return 0;
+}
+
+static int slot_text(struct ctx *c, struct slot *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct pyv_error pe = { 0 };
+	enum pyv_kind kind;
+	int err;
+
+	if ((err = pyv_str(s->key, &sb, &kind, &pe)) < 0)
+		goto out;
+	err = -ENOMEM;
+	if (!(s->name = xstrndup(sb.buf ? sb.buf : "", sb.len)))
+		goto out;
+	sb_reset(&sb);
+	if ((err = pyv_str(s->val, &sb, &kind, &pe)) < 0)
+		goto out;
+	err = -ENOMEM;
+	if (!(s->value = xstrndup(sb.buf ? sb.buf : "", sb.len)))
+		goto out;
+	s->value_len = sb.len;
+	err = 0;
+	if (strlen(s->name) > CONFIG_MAX_VALUE) {
+		err = diag(c, DIAG_ERROR, s->key, "env: key %.40s... is %zu bytes, more than the %u "
+			   "an environment string may hold (execve fails with E2BIG); not "
+			   "applied", s->name, strlen(s->name), (unsigned)CONFIG_MAX_VALUE);
+		free(s->value);
+		s->value = NULL;
 		goto out;
 	}
+	if (s->value_len > CONFIG_MAX_VALUE) {
+		/* execve refuses one NAME=value over 128 KiB: the launch fails. */
+		err = diag(c, DIAG_ERROR, s->val, "%s: the value is %zu bytes, more than the %u "
+			   "an environment string may hold (execve fails with E2BIG); "
+			   "not applied", s->name, s->value_len, (unsigned)CONFIG_MAX_VALUE);
+		free(s->value);
+		s->value = NULL;
+		goto out;
+	}
+	if ((err = check_key_type(c, s->key, s->name)) < 0)
+		goto out;
+	err = value_warning(c, s, kind);
+out:
+	sb_release(&sb);
+	return err;
+}
+
+/* Applies env: into cfg->env as Primus's loop does. */
+static int read_env(struct ctx *c, const struct ynode *env)
+{
+	struct config *cfg = c->cfg;
+	struct slot *slots = NULL;
+	size_t nslots = 0, i, ntext = 0, stop;
+	const char *why = NULL;
+	char *p;
+	int err;
+
+	if ((err = env_slots(c, env, &slots, &nslots)) < 0)
+		goto out;
+	for (i = 0; i < nslots; i++)
+		if ((err = slot_text(c, &slots[i])) < 0)
+			goto out;
+	for (stop = 0; stop < nslots && !(why = refusal(slots[stop].name)); stop++)
+		;
+	if (stop < nslots && (err = lost_keys(c, slots, nslots, stop, why)) < 0)
+		goto out;
+	/* Every name and value in one block (cfg->text), each NUL-ended. */
+	for (i = 0; i < stop; i++)
+		if (slots[i].value)
+			ntext += strlen(slots[i].name) + 1 + slots[i].value_len + 1;
+	err = -ENOMEM;
+	if (!(cfg->env = calloc(stop ? stop : 1, sizeof(*cfg->env))) ||
+	    !(cfg->text = malloc(ntext ? ntext : 1)))
+		goto out;
+	err = 0;
 	p = cfg->text;
-	for (i = 0; i < nslots; i++) {
+	for (i = 0; i < stop; i++) {
 		const struct slot *s = &slots[i];
 		struct config_entry *e = &cfg->env[cfg->nenv];
+		size_t nl = strlen(s->name);
 
-		if (!s->val)
+		if (!s->value)
 			continue;
 		e->name = p;
-		memcpy(p, s->key->str, s->key->len);
-		p += s->key->len;
+		memcpy(p, s->name, nl + 1);
+		p += nl + 1;
+		e->value = p;
+		memcpy(p, s->value, s->value_len);
+		p += s->value_len;
 		*p++ = '\0';
-		e->raw = p;
-		if (s->val->len)
-			memcpy(p, s->val->str, s->val->len);
-		p += s->val->len;
-		*p++ = '\0';
-		e->raw_len = s->val->len;
+		e->value_len = s->value_len;
 		e->line = s->val->line;
 		e->col = s->val->col;
 		cfg->nenv++;
 	}
 out:
-	free(fp.v);
+	for (i = 0; i < nslots; i++) {
+		free(slots[i].name);
+		free(slots[i].value);
+	}
 	free(slots);
-	free(table);
 	return err;
 }
 
-static int read_config(struct ctx *c, const struct ynode *root)
+/* What a falsy value is to Python: `if not env_block: return`. */
+static bool falsy(const struct ynode *n)
 {
-	struct fpairs top = { 0 };
-	const struct ynode *env = NULL, *env_key = NULL, *modules = NULL;
-	size_t i;
+	struct strbuf sb = STRBUF_INIT;
+	enum pyv_kind kind;
+	bool f;
+
+	if (n->kind == YN_SEQ)
+		return n->nitems == 0;
+	if (n->kind == YN_MAP)
+		return n->npairs == 0;
+	if (pyv_str(n, &sb, &kind, NULL) < 0)
+		return false;
+	f = (kind == PYV_STR && !sb.len) ||
+	    (kind == PYV_SCALAR && (!strcmp(sb_str(&sb), "None") || !strcmp(sb_str(&sb), "False") ||
+				    !strcmp(sb_str(&sb), "0") || !strcmp(sb_str(&sb), "0.0") ||
+				    !strcmp(sb_str(&sb), "-0.0") || !strcmp(sb_str(&sb), "b''")));
+	sb_release(&sb);
+	return f;
+}
+
+static int read_config(struct ctx *c, const struct ydoc *doc)
+{
+	const struct ynode *root = doc->root, *env = NULL, *env_key = NULL, *modules = NULL;
+	const struct ypair **top = NULL;
+	struct pyv_error pe = { 0 };
+	bool *merged = NULL;
+	size_t ntop = 0, i;
 	int err = 0;
 
-	if (!root)
-		return 0;
-	if (root->kind != YN_MAP) {
-		if (is_null(root))
+	if (doc->more_documents)
+		return diag(c, DIAG_ERROR, root, "the file holds more than one YAML document; "
+			    "Primus's yaml.safe_load refuses it, so no env: is applied");
+	if (pyv_check(root, &pe) < 0)
+		return diag(c, DIAG_ERROR, pe.at, "%s: Primus's yaml.safe_load fails on this "
+			    "file, so no env: is applied", pe.msg);
+	if (!root || root->kind != YN_MAP) {
+		if (!root || is_null(root))
 			return 0;
-		return diag(c, DIAG_ERROR, root, "the experiment config must be "
-			    "a mapping at the top level, not a %s; nothing "
-			    "applied", ynode_kind_name(root->kind));
+		return diag(c, DIAG_ERROR, root, "the experiment config must be a mapping at the "
+			    "top level, not a %s; nothing applied", ynode_kind_name(root->kind));
 	}
-	if ((err = flatten(c, root, &top, false)) < 0)
+	if ((err = pyv_flatten(root, &top, &merged, &ntop)) < 0)
 		goto out;
-	for (i = 0; i < top.n; i++) {
-		const struct fpair *p = &top.v[i];
+	for (i = 0; i < ntop; i++) {
+		const struct ypair *p = top[i];
 
 		if (key_is(p->key, "env")) {
-			if (env_key && !p->merged &&
-			    (err = diag(c, DIAG_WARNING, env_key, "env: appears "
-					"again at line %u; only the last env: "
-					"block is applied", p->key->line)) < 0)
+			if (env_key && !merged[i] &&
+			    (err = diag(c, DIAG_WARNING, env_key, "env: appears again at line %u; "
+					"only the last env: block is applied", p->key->line)) < 0)
 				goto out;
 			env_key = p->key;
 			env = p->val;
@@ -609,16 +580,18 @@ static int read_config(struct ctx *c, const struct ynode *root)
 	}
 	if ((err = read_modules(c, modules)) < 0)
 		goto out;
-	if (!env_key || is_null(env))
+	if (!env_key || falsy(env))
 		goto out;
 	if (env->kind != YN_MAP) {
-		err = diag(c, DIAG_ERROR, env, "env: must be a mapping of NAME: "
-			   "value; this %s is ignored", ynode_kind_name(env->kind));
+		err = diag(c, DIAG_ERROR, env, "env: must be a mapping of NAME: value; Primus "
+			   "ignores this %s, so none of it is applied",
+			   env->kind == YN_SEQ ? "list" : "scalar");
 		goto out;
 	}
 	err = read_env(c, env);
 out:
-	free(top.v);
+	free(top);
+	free(merged);
 	return err;
 }
 
@@ -637,8 +610,8 @@ void config_free(struct config *cfg)
 	free(cfg);
 }
 
-static int load(const char *name, struct ydoc *doc, struct config **out,
-		struct diag_list *diags)
+static int load(const char *name, struct ydoc *doc, const struct config_secrets *secrets,
+		struct config **out, struct diag_list *diags)
 {
 	struct config *cfg;
 	struct ctx c;
@@ -653,7 +626,8 @@ static int load(const char *name, struct ydoc *doc, struct config **out,
 	c.cfg = cfg;
 	c.diags = diags;
 	c.file = cfg->file;
-	err = read_config(&c, doc->root);
+	c.secrets = secrets;
+	err = read_config(&c, doc);
 out:
 	if (err < 0)
 		config_free(cfg);
@@ -663,7 +637,8 @@ out:
 }
 
 int config_load_buffer(const char *name, const char *buf, size_t len,
-		       struct config **out, struct diag_list *diags)
+		       const struct config_secrets *secrets, struct config **out,
+		       struct diag_list *diags)
 {
 	struct ydoc *doc = NULL;
 	int err;
@@ -671,13 +646,14 @@ int config_load_buffer(const char *name, const char *buf, size_t len,
 	*out = NULL;
 	if ((err = ydoc_load_buffer(name, buf, len, &doc, diags)) < 0)
 		goto out;
-	err = load(name, doc, out, diags);
+	err = load(name, doc, secrets, out, diags);
 out:
 	ydoc_free(doc);
 	return err;
 }
 
-int config_load(const char *path, struct config **out, struct diag_list *diags)
+int config_load(const char *path, const struct config_secrets *secrets, struct config **out,
+		struct diag_list *diags)
 {
 	struct ydoc *doc = NULL;
 	int err;
@@ -685,7 +661,7 @@ int config_load(const char *path, struct config **out, struct diag_list *diags)
 	*out = NULL;
 	if ((err = ydoc_load_file(path, &doc, diags)) < 0)
 		goto out;
-	err = load(path, doc, out, diags);
+	err = load(path, doc, secrets, out, diags);
 out:
 	ydoc_free(doc);
 	return err;
@@ -697,14 +673,24 @@ static bool is_name_char(char ch)
 	       (ch >= '0' && ch <= '9') || ch == '_';
 }
 
+/* Appends n bytes within the limit: -E2BIG past it. */
+static int add_bounded(struct strbuf *out, size_t limit, const char *s, size_t n)
+{
+	if (n > limit - out->len)
+		return -E2BIG;
+	return sb_add(out, s, n);
+}
+
 /* Python's os.path.expandvars, which Primus uses: `\$(\w+|\{[^}]*\})`
- * (ASCII), replaced only when the name is set. */
-int config_expand(const struct config *cfg, const struct config_entry *e,
-		  envfs_lookup_fn fn, void *ctx, struct strbuf *out,
+ * (ASCII), replaced only when the name is set; the scan goes on after the
+ * replacement, so a value is never expanded twice. */
+int config_expand(const struct config *cfg, const struct config_entry *e, bool secret,
+		  size_t max_len, envfs_lookup_fn fn, void *ctx, struct strbuf *out,
 		  struct diag_list *diags)
 {
-	const char *s = e->raw, *val;
-	size_t n = e->raw_len, i = 0, j, name_at, name_len, end, val_len;
+	const char *s = e->value, *val;
+	size_t n = e->value_len, i = 0, j, name_at, name_len, end, val_len;
+	size_t limit = max_len > SIZE_MAX - out->len ? SIZE_MAX : out->len + max_len;
 	const char *file = cfg ? cfg->file : NULL;
 	int err = 0, r;
 
@@ -714,7 +700,7 @@ int config_expand(const struct config *cfg, const struct config_entry *e,
 			const char *d = memchr(s + i + 1, '$', n - i - 1);
 			size_t run = d ? (size_t)(d - (s + i)) : n - i;
 
-			if ((err = sb_add(out, s + i, run)) < 0)
+			if ((err = add_bounded(out, limit, s + i, run)) < 0)
 				return err;
 			i += run;
 			continue;
@@ -723,7 +709,7 @@ int config_expand(const struct config *cfg, const struct config_entry *e,
 			const char *close = memchr(s + i + 2, '}', n - i - 2);
 
 			if (!close) {
-				if ((err = sb_addc(out, s[i++])) < 0)
+				if ((err = add_bounded(out, limit, s + i++, 1)) < 0)
 					return err;
 				continue;
 			}
@@ -737,7 +723,7 @@ int config_expand(const struct config *cfg, const struct config_entry *e,
 			end = j;
 			name_len = j - name_at;
 			if (!name_len) {
-				if ((err = sb_addc(out, s[i++])) < 0)
+				if ((err = add_bounded(out, limit, s + i++, 1)) < 0)
 					return err;
 				continue;
 			}
@@ -751,23 +737,35 @@ int config_expand(const struct config *cfg, const struct config_entry *e,
 			if (r < 0)
 				return r;
 			if (r > 0) {
-				if ((err = sb_add(out, val, val_len)) < 0)
+				if ((err = add_bounded(out, limit, val, val_len)) < 0)
 					return err;
 				i = end;
 				continue;
 			}
-			err = diag_add(diags, DIAG_WARNING, file, e->line, e->col,
-				       "%s: %.*s is not set; left literal",
-				       e->name, (int)(end - i), s + i);
+			if (secret)
+				err = diag_add(diags, DIAG_WARNING, file, e->line, e->col,
+					       "%s: a $NAME reference in the value is not set, so "
+					       "it stays literal", e->name);
+			else
+				err = diag_add(diags, DIAG_WARNING, file, e->line, e->col,
+					       "%s: %.*s is not set; left literal", e->name,
+					       (int)(end - i > MSG_TEXT_MAX ? MSG_TEXT_MAX : end - i),
+					       s + i);
 		} else if (j && s[name_at + j] == ':') {
-			err = diag_add(diags, DIAG_WARNING, file, e->line, e->col,
-				       "%s: %.*s is passed through literally: "
-				       "env: has no default syntax", e->name,
-				       (int)(end - i), s + i);
+			if (secret)
+				err = diag_add(diags, DIAG_WARNING, file, e->line, e->col,
+					       "%s: a ${NAME:...} in the value is passed through "
+					       "literally: env: has no default syntax", e->name);
+			else
+				err = diag_add(diags, DIAG_WARNING, file, e->line, e->col,
+					       "%s: %.*s is passed through literally: env: has no "
+					       "default syntax", e->name,
+					       (int)(end - i > MSG_TEXT_MAX ? MSG_TEXT_MAX : end - i),
+					       s + i);
 		}
 		/* Anything else inside ${...} ("${}", "${a b}") is looked up
 		 * by Python under a name no variable has: literal, silently. */
-		if (err < 0 || (err = sb_add(out, s + i, end - i)) < 0)
+		if (err < 0 || (err = add_bounded(out, limit, s + i, end - i)) < 0)
 			return err;
 		i = end;
 	}

@@ -1,4 +1,14 @@
-/* config: the experiment YAML's top-level `env:` block (SPEC section 5). */
+/* config: the experiment YAML's top-level `env:` block (SPEC section 5),
+ * read the way Primus applies it (PrimusRuntime._apply_config_env):
+ *
+ *   raw = yaml.safe_load(f)            # the whole file, or nothing
+ *   for key, value in raw["env"].items():
+ *       os.environ[str(key)] = os.path.expandvars(str(value))
+ *
+ * so a value is str() of what PyYAML builds (0.960 -> "0.96", 010 -> "8",
+ * [a, b] -> "['a', 'b']"), keys are applied in dict order, and a key
+ * Python refuses ("", "A=B") raises and ends the loop: it and every later
+ * key are not applied. */
 #ifndef ENVFS_CONFIG_H
 #define ENVFS_CONFIG_H
 
@@ -12,38 +22,53 @@
 #define CONFIG_MAX_VALUE 131072
 
 struct config_entry {
-	char *name;               /* name and raw point into config.text */
-	char *raw;                /* the value as written (literal text) */
-	size_t raw_len;
+	char *name;               /* str() of the key; points into config.text */
+	char *value;              /* str() of the value, before expandvars */
+	size_t value_len;
 	unsigned line, col;       /* place of the value (last occurrence) */
 };
 
 struct config {
 	char *file;               /* path as given, used in sources */
-	struct config_entry *env; /* order of first appearance, last value wins */
-	char *text;               /* every entry's name and raw, NUL-ended */
+	struct config_entry *env; /* the keys Primus applies, in that order;
+	                             a name may repeat (1 and "1" are two dict
+	                             keys but one variable) */
+	char *text;               /* every entry's name and value, NUL-ended */
 	size_t nenv;
 	char **frameworks;        /* modules.*.framework values, distinct */
 	size_t nframeworks;
 };
 
+/* Which names are secret, so no message quotes their values (NULL: none). */
+struct config_secrets {
+	bool (*is_secret)(void *ctx, const char *name);
+	void *ctx;
+};
+
 /* Loads path. Diagnostics of section 5 go to diags with file:line:col.
  * A YAML syntax error returns -EINVAL (the caller keeps its last good
- * config); an unreadable file returns its negative errno. Bad keys and
- * bad values are diagnostics only: they are skipped, the rest loaded.
- * *out is caller-owned, freed with config_free(). */
-int config_load(const char *path, struct config **out, struct diag_list *diags);
+ * config); an unreadable file returns its negative errno. A file PyYAML
+ * cannot construct, a second document, a non-mapping env:, a refused key
+ * or an unusable value are diagnostics: what Primus would not apply is
+ * left out, the rest loaded. secrets may be NULL. *out is caller-owned,
+ * freed with config_free(). */
+int config_load(const char *path, const struct config_secrets *secrets, struct config **out,
+		struct diag_list *diags);
 /* The same over a buffer named name (for tests and fuzzing). */
 int config_load_buffer(const char *name, const char *buf, size_t len,
-		       struct config **out, struct diag_list *diags);
+		       const struct config_secrets *secrets, struct config **out,
+		       struct diag_list *diags);
 void config_free(struct config *cfg);
 
-/* Expands e->raw by Primus's rule: only $NAME and ${NAME} (NAME is
- * [A-Za-z0-9_]+) expand, and only when fn says NAME is set; everything else
- * is literal. Appends to out; warnings (an unset ${NAME} left literal) go to
- * diags with e's place. Returns 0 or a negative errno. */
-int config_expand(const struct config *cfg, const struct config_entry *e,
-		  envfs_lookup_fn fn, void *ctx, struct strbuf *out,
+/* Expands e->value by Python's os.path.expandvars: `$NAME` and `${NAME}`
+ * (NAME is [A-Za-z0-9_]+) are replaced when fn says NAME is set;
+ * everything else is literal. Appends to out, at most max_len bytes:
+ * returns -E2BIG when the expansion would be longer (out then holds a
+ * prefix). Warnings (a ${NAME} left literal, ${NAME:-d}) go to diags with
+ * e's place, quoting the reference only when secret is false. Returns 0
+ * or a negative errno. */
+int config_expand(const struct config *cfg, const struct config_entry *e, bool secret,
+		  size_t max_len, envfs_lookup_fn fn, void *ctx, struct strbuf *out,
 		  struct diag_list *diags);
 
 #endif

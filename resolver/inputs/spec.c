@@ -43,10 +43,10 @@ struct seen {
 
 static const char *const SPEC_KEYS[] = { "backend", "runner", "uses_runner", "arches",
 	"passthrough", "passthrough_prefixes", "owned_prefix", "families", "retired", "rules",
-	"variables", NULL };
+	"variables", "dialect", "value_reading", NULL };
 static const char *const VAR_KEYS[] = { "name", "value", "kind", "flags", "append_from",
 	"mode", "export", "arch", "when", "note", "secret", "scope", "pin", "type", "min",
-	"max", "values", "invalid", NULL };
+	"max", "values", "invalid", "dialect", "detect", "detected", NULL };
 static const char *const FLAG_KEYS[] = { "flag", "when", "note", NULL };
 static const char *const RETIRED_KEYS[] = { "name", "replaced_by", "note", NULL };
 static const char *const RULE_KEYS[] = { "when", "severity", "message", NULL };
@@ -119,6 +119,21 @@ static int take_bool(struct sctx *c, const struct ynode *n, const char *key, boo
 	}
 	bad(c, n, "%s must be true or false", key);
 	return -EINVAL;
+}
+
+/* shell or python; true when n was one of them. */
+static bool take_dialect(struct sctx *c, const struct ynode *n, enum dialect *out)
+{
+	if (yscalar_is(n, "shell"))
+		*out = DIALECT_SHELL;
+	else if (yscalar_is(n, "python"))
+		*out = DIALECT_PYTHON;
+	else {
+		bad(c, n, "dialect must be shell (a line of the runner's bash scripts) or "
+		    "python (a line of env_spec.py)");
+		return false;
+	}
+	return true;
 }
 
 /* One string or a list of strings. */
@@ -392,6 +407,15 @@ static void take_var(struct sctx *c, const struct ynode *n, struct spec_var *var
 				bad(c, val, "mode must be default or set");
 		} else if (yscalar_is(key, "export")) {
 			take_bool(c, val, "export", &var->export);
+		} else if (yscalar_is(key, "dialect")) {
+			var->has_dialect = take_dialect(c, val, &var->dialect);
+		} else if (yscalar_is(key, "detect")) {
+			if ((var->detect = take_str(c, val, "detect")) &&
+			    strcmp(var->detect, "ib_hca") && strcmp(var->detect, "ip_interface"))
+				bad(c, val, "detect must be ib_hca or ip_interface");
+			var->detected = true;
+		} else if (yscalar_is(key, "detected")) {
+			take_bool(c, val, "detected", &var->detected);
 		} else if (yscalar_is(key, "arch")) {
 			take_list(c, val, "arch", &var->arch, &var->narch);
 		} else if (yscalar_is(key, "when")) {
@@ -407,8 +431,8 @@ static void take_var(struct sctx *c, const struct ynode *n, struct spec_var *var
 			take_pins(c, val, var);
 		} else if (!take_type_key(c, key, val, &var->type)) {
 			bad(c, key, "unknown field '%s' in a variable (known: name, value, kind, "
-			    "flags, append_from, mode, export, arch, when, note, secret, type, "
-			    "min, max, values, invalid, scope, pin)",
+			    "flags, append_from, mode, export, dialect, detect, detected, arch, "
+			    "when, note, secret, type, min, max, values, invalid, scope, pin)",
 			    key->kind == YN_SCALAR ? key->str : "?");
 		}
 	}
@@ -416,6 +440,9 @@ static void take_var(struct sctx *c, const struct ynode *n, struct spec_var *var
 		bad(c, n, "a variable needs name:");
 	if (var->kind == SPEC_KIND_FLAGS && var->value)
 		bad(c, n, "%s: kind flags takes flags:, not value:", var->name);
+	if (var->detect && (var->value || var->kind == SPEC_KIND_FLAGS))
+		bad(c, n, "%s: detect: gives the value; it takes no value: or flags:",
+		    var->name ? var->name : "variable");
 	if (var->kind != SPEC_KIND_FLAGS && (flags_node || var->append_from))
 		bad(c, flags_node ? flags_node : n, "%s: flags: and append_from: need kind: flags",
 		    var->name);
@@ -544,6 +571,7 @@ static int spec_from_doc(struct sctx *c, const struct ydoc *doc, struct spec *s)
 {
 	const struct ynode *root = doc->root;
 	struct seen seen = { 0 };
+	bool dialect_given = false;
 	size_t k;
 
 	if (!root || root->kind != YN_MAP) {
@@ -580,12 +608,26 @@ static int spec_from_doc(struct sctx *c, const struct ydoc *doc, struct spec *s)
 			take_rules(c, val, s);
 		else if (yscalar_is(key, "variables"))
 			take_vars(c, val, s);
+		else if (yscalar_is(key, "dialect"))
+			dialect_given = take_dialect(c, val, &s->dialect);
+		else if (yscalar_is(key, "value_reading")) {
+			if (yscalar_is(val, "relaxed"))
+				s->relaxed_values = true;
+			else if (!yscalar_is(val, "exact"))
+				bad(c, val, "value_reading must be exact (the text as it is) or "
+				    "relaxed (stripped, empty means unset, any case)");
+		}
 		else
 			bad(c, key, "unknown field '%s' in a spec (known: backend, runner, "
-			    "uses_runner, arches, passthrough, passthrough_prefixes, owned_prefix, "
-			    "families, retired, "
-			    "rules, variables)", key->str);
+			    "uses_runner, dialect, value_reading, arches, passthrough, "
+			    "passthrough_prefixes, owned_prefix, families, retired, rules, "
+			    "variables)", key->str);
 	}
+	if (!dialect_given)
+		s->dialect = s->is_runner ? DIALECT_SHELL : DIALECT_PYTHON;
+	for (k = 0; k < s->nvars; k++)
+		if (!s->vars[k].has_dialect)
+			s->vars[k].dialect = s->dialect;
 	if (s->is_runner && s->backend)
 		bad(c, root, "a spec is either the runner (runner: true) or a backend, not both");
 	if (!s->is_runner && !s->backend)

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "diag.h"
+#include "dialect.h"
 
 enum spec_mode { SPEC_MODE_DEFAULT, SPEC_MODE_SET };
 enum spec_kind { SPEC_KIND_VALUE, SPEC_KIND_FLAGS };
@@ -54,6 +55,12 @@ struct spec_var {
 	size_t nflags;
 	char *append_from;        /* SPEC_KIND_FLAGS: e.g. XLA_FLAGS_APPEND */
 	enum spec_mode mode;
+	enum dialect dialect;     /* the program the entry models: its own
+	                             dialect: key, else its file's */
+	bool has_dialect;         /* dialect: given on the entry */
+	char *detect;             /* "ib_hca" or "ip_interface": the value is
+	                             what the runner detects on the node */
+	bool detected;            /* layer `detected` (implied by detect:) */
 	bool export;              /* false: a parameter read with a default */
 	char **arch;              /* NULL: every arch */
 	size_t narch;
@@ -85,6 +92,12 @@ struct spec {
 	char *backend;            /* NULL for the runner base */
 	bool is_runner;
 	bool uses_runner;         /* gets base.yaml (default true) */
+	bool relaxed_values;      /* value_reading: relaxed: owned names are read
+	                             stripped, empty meaning unset, enums and
+	                             list entries in any case (torch_fl) */
+	enum dialect dialect;     /* dialect: key; default shell for the runner
+	                             (its scripts are bash), python for a
+	                             backend (env_spec.py) */
 	char **arches;
 	size_t narches;
 	char **passthrough;       /* names forwarded when set and non-empty */

@@ -18,20 +18,22 @@
 
 #define EXPR_MAX_DEPTH 64
 
-enum expr_kind { EXPR_OR, EXPR_AND, EXPR_NOT, EXPR_CMP, EXPR_VAR, EXPR_STR, EXPR_INT };
+enum expr_kind { EXPR_OR, EXPR_AND, EXPR_NOT, EXPR_CMP, EXPR_VAR, EXPR_STR, EXPR_INT,
+	EXPR_INTF /* int(NAME, FALLBACK) */ };
 enum expr_op { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
 
 struct expr {
 	enum expr_kind kind;
 	enum expr_op op;      /* EXPR_CMP */
-	char *text;           /* EXPR_VAR name, EXPR_STR/EXPR_INT text */
+	char *text;           /* EXPR_VAR/EXPR_INTF name, EXPR_STR/EXPR_INT text */
 	size_t len;
+	long long fallback;   /* EXPR_INTF */
 	struct expr **kids;   /* EXPR_OR/AND: n; EXPR_NOT: 1; EXPR_CMP: 2 */
 	size_t nkids;
 };
 
 enum tok {
-	T_END, T_NAME, T_STR, T_INT, T_LP, T_RP, T_AND, T_OR, T_NOT,
+	T_END, T_NAME, T_STR, T_INT, T_LP, T_RP, T_COMMA, T_AND, T_OR, T_NOT,
 	T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE,
 };
 
@@ -94,6 +96,9 @@ static int next(struct parser *p)
 		p->tok = T_END;
 	} else if (c == '(' || c == ')') {
 		p->tok = c == '(' ? T_LP : T_RP;
+		i++;
+	} else if (c == ',') {
+		p->tok = T_COMMA;
 		i++;
 	} else if (c == '&' || c == '|') {
 		if (s[i + 1] != c)
@@ -229,6 +234,48 @@ static int leaf(struct parser *p, enum expr_kind kind, struct expr **out)
 	return 0;
 }
 
+/* int(NAME, FALLBACK): the cursor is on "int", followed by '('. */
+static int parse_intf(struct parser *p, struct expr **out)
+{
+	struct expr *e = NULL;
+	long long fb;
+	int err;
+
+	if ((err = next(p)) < 0 || (err = next(p)) < 0)
+		return err;
+	if (p->tok != T_NAME)
+		return fail(p, "int( needs a variable name at column %zu", p->start + 1);
+	if ((err = leaf(p, EXPR_INTF, &e)) < 0)
+		return err;
+	if ((err = next(p)) < 0)
+		goto out;
+	if (p->tok != T_COMMA) {
+		err = fail(p, "int(NAME, FALLBACK) needs ', FALLBACK' at column %zu",
+			   p->start + 1);
+		goto out;
+	}
+	if ((err = next(p)) < 0)
+		goto out;
+	if (p->tok != T_INT ||
+	    !text_parse_ll(p->src + p->start, p->end - p->start, &fb)) {
+		err = fail(p, "int(NAME, FALLBACK) needs an integer FALLBACK at column %zu",
+			   p->start + 1);
+		goto out;
+	}
+	e->fallback = fb;
+	if ((err = next(p)) < 0)
+		goto out;
+	if (p->tok != T_RP) {
+		err = fail(p, "expected ')' at column %zu", p->start + 1);
+		goto out;
+	}
+	*out = e;
+	return 0;
+out:
+	expr_free(e);
+	return err;
+}
+
 static int parse_primary(struct parser *p, struct expr **out)
 {
 	struct expr *e = NULL;
@@ -236,6 +283,11 @@ static int parse_primary(struct parser *p, struct expr **out)
 
 	switch (p->tok) {
 	case T_NAME:
+		if (p->end - p->start == 3 && !memcmp(p->src + p->start, "int", 3) &&
+		    p->src[p->end + strspn(p->src + p->end, " \t")] == '(') {
+			err = parse_intf(p, &e);
+			break;
+		}
 		err = leaf(p, EXPR_VAR, &e);
 		break;
 	case T_STR:
@@ -418,14 +470,10 @@ out:
 	return rc;
 }
 
-struct eval {
-	envfs_lookup_fn fn;
-	void *ctx;
-	bool *cycle;
-};
-
-static int operand(const struct eval *ev, const struct expr *e, const char **s,
-		   size_t *len)
+/* The text of an operand: a variable's value ("" when unset; *set tells),
+ * or the literal's text. */
+static int operand(struct expr_env *ev, const struct expr *e, const char **s, size_t *len,
+		   bool *set)
 {
 	const char *v = NULL;
 	size_t vl = 0;
@@ -433,17 +481,18 @@ static int operand(const struct eval *ev, const struct expr *e, const char **s,
 
 	*s = "";
 	*len = 0;
-	if (e->kind != EXPR_VAR) {
+	*set = true;
+	if (e->kind != EXPR_VAR && e->kind != EXPR_INTF) {
 		*s = e->text;
 		*len = e->len;
 		return 0;
 	}
+	*set = false;
 	if (!ev->fn)
 		return 0;
 	r = ev->fn(ev->ctx, e->text, e->len, &v, &vl);
 	if (r == -ELOOP) {
-		if (ev->cycle)
-			*ev->cycle = true;
+		ev->cycle = true;
 		return 0;
 	}
 	if (r < 0)
@@ -451,15 +500,72 @@ static int operand(const struct eval *ev, const struct expr *e, const char **s,
 	if (r > 0 && v) {
 		*s = v;
 		*len = vl;
+		*set = true;
 	}
 	return 0;
 }
 
-static int eval(const struct eval *ev, const struct expr *e, bool *res)
+static void note(struct expr_env *ev, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void note(struct expr_env *ev, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ev->problem[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(ev->problem, sizeof(ev->problem), fmt, ap);
+	va_end(ap);
+}
+
+/* The integer of an operand, read in the dialect; 1, 0 when there is none
+ * (noted), or a negative errno. */
+static int int_operand(struct expr_env *ev, const struct expr *e, long long *out)
+{
+	const char *s;
+	size_t len;
+	bool set;
+	char why[96];
+	int r;
+
+	if ((r = operand(ev, e, &s, &len, &set)) < 0)
+		return r;
+	if (e->kind == EXPR_INT)
+		return text_parse_ll(s, len, out) ? 1 : 0;
+	if (e->kind == EXPR_STR) {
+		note(ev, "'%.*s' is compared as an integer", len > 24 ? 24 : (int)len, s);
+		return text_parse_ll(s, len, out) ? 1 : 0;
+	}
+	if (!set) {
+		if (e->kind == EXPR_INTF) {
+			*out = e->fallback;
+			return 1;
+		}
+		/* Unset reads as "" (the runner's ${X:-} and os.getenv's None
+		 * both give no number). */
+		note(ev, "%s is not set, so it is not an integer; the comparison is false",
+		     e->text);
+		return 0;
+	}
+	if ((r = dialect_int(ev->dialect, s, len, ev->fn, ev->ctx, out, why, sizeof(why))) != 0)
+		return r;
+	if (e->kind == EXPR_INTF) {
+		/* try: int(os.getenv(NAME)) except ValueError: FALLBACK */
+		*out = e->fallback;
+		note(ev, "%s is %s; the fallback %lld applies", e->text, why, e->fallback);
+		return 1;
+	}
+	note(ev, "%s is %s; the comparison is false", e->text, why);
+	return 0;
+}
+
+static int eval(struct expr_env *ev, const struct expr *e, bool *res)
 {
 	const char *a, *b;
 	size_t al, bl, i;
 	long long x, y;
+	bool set;
 	int err;
 
 	switch (e->kind) {
@@ -480,14 +586,22 @@ static int eval(const struct eval *ev, const struct expr *e, bool *res)
 		*res = !*res;
 		return 0;
 	case EXPR_CMP:
-		if ((err = operand(ev, e->kids[0], &a, &al)) < 0 ||
-		    (err = operand(ev, e->kids[1], &b, &bl)) < 0)
-			return err;
 		if (e->op == OP_EQ || e->op == OP_NE) {
+			if ((err = operand(ev, e->kids[0], &a, &al, &set)) < 0 ||
+			    (err = operand(ev, e->kids[1], &b, &bl, &set)) < 0)
+				return err;
 			*res = (al == bl && memcmp(a, b, al) == 0) == (e->op == OP_EQ);
 			return 0;
 		}
-		if (!text_parse_ll(a, al, &x) || !text_parse_ll(b, bl, &y)) {
+		if ((err = int_operand(ev, e->kids[0], &x)) < 0)
+			return err;
+		if (err == 0) {
+			*res = false;
+			return 0;
+		}
+		if ((err = int_operand(ev, e->kids[1], &y)) < 0)
+			return err;
+		if (err == 0) {
 			*res = false;
 			return 0;
 		}
@@ -495,24 +609,41 @@ static int eval(const struct eval *ev, const struct expr *e, bool *res)
 		       e->op == OP_GT ? x > y : x >= y;
 		return 0;
 	default:
-		if ((err = operand(ev, e, &a, &al)) < 0)
+		if ((err = operand(ev, e, &a, &al, &set)) < 0)
 			return err;
 		*res = al > 0;
 		return 0;
 	}
 }
 
-int expr_eval(const struct expr *e, envfs_lookup_fn fn, void *ctx, bool *result,
-	      bool *cycle)
+int expr_eval(const struct expr *e, struct expr_env *env, bool *result)
 {
-	struct eval ev = { fn, ctx, cycle };
 	bool r = false;
 	int err;
 
-	if (!e || !result)
+	if (!e || !result || !env)
 		return -EINVAL;
-	if ((err = eval(&ev, e, &r)) < 0)
+	env->cycle = false;
+	env->problem[0] = '\0';
+	if ((err = eval(env, e, &r)) < 0)
 		return err;
 	*result = r;
+	return 0;
+}
+
+/* Calls fn with every variable name e reads. */
+int expr_names(const struct expr *e, int (*fn)(void *ctx, const char *name, size_t len),
+	       void *ctx)
+{
+	size_t i;
+	int err;
+
+	if (!e)
+		return 0;
+	if (e->kind == EXPR_VAR || e->kind == EXPR_INTF)
+		return fn(ctx, e->text, e->len);
+	for (i = 0; i < e->nkids; i++)
+		if ((err = expr_names(e->kids[i], fn, ctx)) < 0)
+			return err;
 	return 0;
 }

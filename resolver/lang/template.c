@@ -2,6 +2,7 @@
  *
  *   HIP_VISIBLE_DEVICES: "$(indices GPUS_PER_NODE)"    ->  0,1,2,3,4,5,6,7
  *   NCCL_SOCKET_IFNAME: "${IFACE:-eth0}"               ->  eth0
+ *   JAX_COORDINATOR_IP: "${MASTER_ADDR-localhost}"     ->  os.getenv's rule
  *
  * Expansion never fails on bad text: anything malformed is copied as
  * written and noted in res->problem, so a typo in a spec shows up in the
@@ -15,18 +16,36 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 #define TMPL_MAX_DEPTH 64
-#define TMPL_MAX_INDICES 1024
 
 struct tx {
 	const char *src;          /* the whole template, for columns */
+	enum dialect dialect;
+	size_t limit;             /* out->len may not pass this */
 	envfs_lookup_fn fn;
 	void *ctx;
 	struct strbuf *out;
 	struct tmpl_result *res;
 };
+
+/* -E2BIG ends the expansion once it has grown past the limit; tmpl_expand
+ * turns it into res->too_long. */
+static int emit(struct tx *t, const char *s, size_t n)
+{
+	if (n > t->limit - t->out->len) {
+		t->res->too_long = true;
+		return -E2BIG;
+	}
+	return sb_add(t->out, s, n);
+}
+
+static int emitc(struct tx *t, char c)
+{
+	return emit(t, &c, 1);
+}
 
 static void problem(struct tx *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -66,23 +85,6 @@ static size_t name_len(const char *s, size_t len)
 	while (n < len && is_name_char(s[n]))
 		n++;
 	return n;
-}
-
-/* A value fit for a one-line message: short, printable. */
-static void quote_value(char *dst, size_t dstlen, const char *v, size_t len)
-{
-	size_t i, j = 0, max = 24;
-
-	for (i = 0; i < len && i < max && j + 2 < dstlen; i++) {
-		unsigned char c = (unsigned char)v[i];
-
-		dst[j++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
-	}
-	if (i < len && j + 4 < dstlen) {
-		memcpy(dst + j, "...", 3);
-		j += 3;
-	}
-	dst[j] = '\0';
 }
 
 /* Index of the bracket closing the one opened just before s[from], or len. */
@@ -130,36 +132,40 @@ static int expand_ref(struct tx *t, const char *s, size_t len, size_t *i, int de
 {
 	const char *ref = s + *i, *body = ref + 2, *v;
 	size_t end = find_close(s, len, *i + 2, '{', '}');
-	size_t reflen, blen, n, vl;
+	size_t reflen, blen, n, vl, skip;
+	bool colon;
 	int r;
 
 	if (end == len) {
 		problem(t, "unterminated \"${\" at column %zu", column(t, ref));
 		*i = len;
-		return sb_add(t->out, ref, (size_t)(s + len - ref));
+		return emit(t, ref, (size_t)(s + len - ref));
 	}
 	reflen = end + 1 - *i;
 	blen = reflen - 3;
 	*i = end + 1;
 	n = name_len(body, blen);
-	if (n == 0 || (n < blen && (blen - n < 2 || memcmp(body + n, ":-", 2) != 0))) {
-		problem(t, "\"%.*s\" at column %zu is not ${NAME} or ${NAME:-default}",
-			reflen > 40 ? 40 : (int)reflen, ref, column(t, ref));
-		return sb_add(t->out, ref, reflen);
+	colon = n + 2 <= blen && !memcmp(body + n, ":-", 2);
+	skip = colon ? 2 : 1;
+	if (n == 0 || (n < blen && !colon && body[n] != '-')) {
+		problem(t, "\"%.*s\" at column %zu is not ${NAME}, ${NAME:-default} or "
+			"${NAME-default}", reflen > 40 ? 40 : (int)reflen, ref, column(t, ref));
+		return emit(t, ref, reflen);
 	}
 	r = lookup(t, body, n, &v, &vl);
 	if (r == -ELOOP)
-		return sb_add(t->out, ref, reflen);
+		return emit(t, ref, reflen);
 	if (r < 0)
 		return r;
-	if (n == blen || vl > 0)
-		return sb_add(t->out, v, vl);
+	/* ${NAME:-d}: set and non-empty; ${NAME-d}: set. */
+	if (n == blen || (colon ? vl > 0 : r > 0))
+		return emit(t, v, vl);
 	if (depth >= TMPL_MAX_DEPTH) {
 		problem(t, "defaults nest deeper than %d at column %zu", TMPL_MAX_DEPTH,
 			column(t, ref));
-		return sb_add(t->out, ref, reflen);
+		return emit(t, ref, reflen);
 	}
-	return expand(t, body + n + 2, blen - n - 2, depth + 1);
+	return expand(t, body + n + skip, blen - n - skip, depth + 1);
 }
 
 /* `$(…)` starting at s[*i]; advances *i past it. */
@@ -167,15 +173,15 @@ static int expand_func(struct tx *t, const char *s, size_t len, size_t *i)
 {
 	const char *ref = s + *i, *p, *fname, *arg, *v;
 	size_t end = find_close(s, len, *i + 2, '(', ')');
-	size_t reflen, blen, fn_len, arg_len, k, vl;
+	size_t reflen, blen, fn_len, arg_len, vl;
+	long long count, k;
+	char why[96], num[24];
 	int shown, r, err;
-	long long count;
-	char q[32];
 
 	if (end == len) {
 		problem(t, "unterminated \"$(\" at column %zu", column(t, ref));
 		*i = len;
-		return sb_add(t->out, ref, (size_t)(s + len - ref));
+		return emit(t, ref, (size_t)(s + len - ref));
 	}
 	reflen = end + 1 - *i;
 	shown = reflen > 48 ? 48 : (int)reflen;
@@ -192,7 +198,7 @@ static int expand_func(struct tx *t, const char *s, size_t len, size_t *i)
 	if (fn_len != 7 || memcmp(fname, "indices", 7) != 0) {
 		problem(t, "%.*s at column %zu: unknown function \"%.*s\"", shown, ref,
 			column(t, ref), fn_len > 24 ? 24 : (int)fn_len, fname);
-		return sb_add(t->out, ref, reflen);
+		return emit(t, ref, reflen);
 	}
 	while (p < ref + 2 + blen && is_blank(*p))
 		p++;
@@ -204,23 +210,37 @@ static int expand_func(struct tx *t, const char *s, size_t len, size_t *i)
 	if (arg_len == 0 || p != ref + 2 + blen) {
 		problem(t, "%.*s at column %zu: expected $(indices NAME)", shown, ref,
 			column(t, ref));
-		return sb_add(t->out, ref, reflen);
+		return emit(t, ref, reflen);
 	}
 
 	r = lookup(t, arg, arg_len, &v, &vl);
 	if (r == -ELOOP)
-		return sb_add(t->out, ref, reflen);
+		return emit(t, ref, reflen);
 	if (r < 0)
 		return r;
-	if (!text_parse_ll(v, vl, &count) || count < 1 || count > TMPL_MAX_INDICES) {
-		quote_value(q, sizeof(q), v, vl);
-		problem(t, "%.*s: \"%s\" is not a count from 1 to %d", shown, ref, q,
-			TMPL_MAX_INDICES);
+	if (r == 0 && t->dialect == DIALECT_SHELL) {
+		problem(t, "%.*s: %.*s is not set (bash: unbound variable, under set -u)",
+			shown, ref, (int)arg_len, arg);
 		return 0;
 	}
-	for (k = 0; k < (size_t)count; k++)
-		if ((err = sb_addf(t->out, k ? ",%zu" : "%zu", k)) < 0)
+	if ((r = dialect_int(t->dialect, v, vl, t->fn, t->ctx, &count, why, sizeof(why))) < 0)
+		return r;
+	if (r == 0) {
+		problem(t, "%.*s: %.*s is %s", shown, ref, (int)arg_len, arg, why);
+		return 0;
+	}
+	/* seq 0 -1 prints nothing: no device is visible. */
+	if (count < 1) {
+		problem(t, "%.*s: %.*s is %lld: no index at all", shown, ref, (int)arg_len, arg,
+			count);
+		return 0;
+	}
+	for (k = 0; k < count; k++) {
+		int n = snprintf(num, sizeof(num), k ? ",%lld" : "%lld", k);
+
+		if ((err = emit(t, num, (size_t)n)) < 0)
 			return err;
+	}
 	return 0;
 }
 
@@ -232,8 +252,8 @@ static int expand(struct tx *t, const char *s, size_t len, int depth)
 
 	while (i < len) {
 		if (!(d = memchr(s + i, '$', len - i)))
-			return sb_add(t->out, s + i, len - i);
-		if ((err = sb_add(t->out, s + i, (size_t)(d - (s + i)))) < 0)
+			return emit(t, s + i, len - i);
+		if ((err = emit(t, s + i, (size_t)(d - (s + i)))) < 0)
 			return err;
 		i = (size_t)(d - s);
 		if (i + 1 < len && s[i + 1] == '{') {
@@ -242,7 +262,7 @@ static int expand(struct tx *t, const char *s, size_t len, int depth)
 			err = expand_func(t, s, len, &i);
 		} else {
 			/* `$$` is one `$`; any other `$` stands for itself. */
-			err = sb_addc(t->out, '$');
+			err = emitc(t, '$');
 			i += i + 1 < len && s[i + 1] == '$' ? 2 : 1;
 		}
 		if (err < 0)
@@ -251,24 +271,83 @@ static int expand(struct tx *t, const char *s, size_t len, int depth)
 	return 0;
 }
 
-int tmpl_expand(const char *src, envfs_lookup_fn fn, void *ctx,
-		struct strbuf *out, struct tmpl_result *res)
+int tmpl_expand(const char *src, enum dialect d, size_t max_len, envfs_lookup_fn fn,
+		void *ctx, struct strbuf *out, struct tmpl_result *res)
 {
 	struct tmpl_result scratch;
-	struct tx t = { src, fn, ctx, out, res ? res : &scratch };
+	struct tx t = { src, d, 0, fn, ctx, out, res ? res : &scratch };
 	size_t mark;
 	int err;
 
 	if (!src || !out)
 		return -EINVAL;
 	mark = out->len;
+	t.limit = max_len > SIZE_MAX - mark ? SIZE_MAX : mark + max_len;
 	t.res->cycle = false;
+	t.res->too_long = false;
 	t.res->problem[0] = '\0';
 	err = expand(&t, src, strlen(src), 0);
+	if (err == -E2BIG)
+		return 0;
 	if (err < 0 && out->buf) {
 		/* Leave out as it was, not with half an expansion. */
 		out->len = mark;
 		out->buf[mark] = '\0';
 	}
 	return err;
+}
+
+/* Names inside the body of ${…} or $(indices …) at s[i]; returns the end. */
+static int names_in(const char *s, size_t len, int depth,
+		    int (*fn)(void *ctx, const char *name, size_t len), void *ctx)
+{
+	size_t i = 0, end, n;
+	int err;
+
+	if (depth > TMPL_MAX_DEPTH)
+		return 0;
+	while (i + 1 < len) {
+		if (s[i] != '$') {
+			i++;
+			continue;
+		}
+		if (s[i + 1] == '$') {
+			i += 2;
+		} else if (s[i + 1] == '{') {
+			end = find_close(s, len, i + 2, '{', '}');
+			n = name_len(s + i + 2, end - i - 2);
+			if (n && (err = fn(ctx, s + i + 2, n)) < 0)
+				return err;
+			/* the default, after ":-" or "-" */
+			if (n && end < len) {
+				size_t d = i + 2 + n + (s[i + 2 + n] == ':' ? 2 : 1);
+
+				if (d < end && (err = names_in(s + d, end - d, depth + 1, fn, ctx)) < 0)
+					return err;
+			}
+			i = end < len ? end + 1 : len;
+		} else if (s[i + 1] == '(') {
+			const char *p;
+
+			end = find_close(s, len, i + 2, '(', ')');
+			p = memmem(s + i + 2, end - i - 2, "indices", 7);
+			if (p) {
+				p += 7;
+				while (p < s + end && is_blank(*p))
+					p++;
+				if ((n = name_len(p, (size_t)(s + end - p))) &&
+				    (err = fn(ctx, p, n)) < 0)
+					return err;
+			}
+			i = end < len ? end + 1 : len;
+		} else {
+			i++;
+		}
+	}
+	return 0;
+}
+
+int tmpl_names(const char *src, int (*fn)(void *ctx, const char *name, size_t len), void *ctx)
+{
+	return src ? names_in(src, strlen(src), 0, fn, ctx) : 0;
 }

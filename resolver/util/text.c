@@ -1,5 +1,6 @@
 /* Byte-string predicates shared by the loaders, evaluators and views. */
 #include "text.h"
+#include "strbuf.h"
 
 #include <limits.h>
 
@@ -85,4 +86,28 @@ bool text_parse_ll(const char *s, size_t len, long long *out)
 	else
 		*out = -(long long)acc;
 	return true;
+}
+
+int text_quote(struct strbuf *sb, const char *s, size_t n, size_t max)
+{
+	size_t i;
+	int err = sb_addc(sb, '"');
+
+	for (i = 0; i < n && i < max && !err; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch == '"' || ch == '\\')
+			err = sb_addf(sb, "\\%c", ch);
+		else if (ch == '\n')
+			err = sb_adds(sb, "\\n");
+		else if (ch == '\t')
+			err = sb_adds(sb, "\\t");
+		else if (ch < 0x20 || ch == 0x7f)
+			err = sb_addf(sb, "\\x%02x", ch);
+		else
+			err = sb_addc(sb, (char)ch);
+	}
+	if (!err && n > max)
+		err = sb_adds(sb, "...");
+	return err ? err : sb_addc(sb, '"');
 }

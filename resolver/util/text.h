@@ -15,4 +15,10 @@ bool utf8_valid(const char *s, size_t n);
  * and decimal digits, no surrounding space, in range. */
 bool text_parse_ll(const char *s, size_t len, long long *out);
 
+/* Appends s as one readable double-quoted line: '"' and '\\' escaped,
+ * newline and tab as \\n and \\t, other control bytes as \\xNN, and more
+ * than max bytes shortened with "...". Returns 0 or -ENOMEM. */
+struct strbuf;
+int text_quote(struct strbuf *sb, const char *s, size_t n, size_t max);
+
 #endif

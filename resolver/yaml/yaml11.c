@@ -603,6 +603,54 @@ static int ts_str(const char *s, size_t n, struct strbuf *out)
 		       off / 60, off % 60);
 }
 
+/* repr() of a timedelta of off minutes (|off| < one day). */
+static int delta_repr(int off, struct strbuf *out)
+{
+	long secs = (long)off * 60;
+
+	if (!off)
+		return sb_adds(out, "datetime.timedelta(0)");
+	if (secs < 0)
+		return sb_addf(out, "datetime.timedelta(days=-1, seconds=%ld)", 86400 + secs);
+	return sb_addf(out, "datetime.timedelta(seconds=%ld)", secs);
+}
+
+int y11_ts_repr(const char *s, size_t n, struct strbuf *out)
+{
+	struct strbuf chk = STRBUF_INIT;
+	struct ts t;
+	int err, off;
+
+	/* ts_str does every range check datetime does. */
+	err = ts_str(s, n, &chk);
+	sb_release(&chk);
+	if (err < 0)
+		return err;
+	parse_ts(s, n, &t);
+	if (!t.has_time)
+		return sb_addf(out, "datetime.date(%d, %d, %d)", t.year, t.month, t.day);
+	if ((err = sb_addf(out, "datetime.datetime(%d, %d, %d, %d, %d", t.year, t.month, t.day,
+			   t.hour, t.minute)) < 0)
+		return err;
+	/* repr leaves out a zero microsecond, then a zero second. */
+	if ((t.second || t.micro) && (err = sb_addf(out, ", %d", t.second)) < 0)
+		return err;
+	if (t.micro && (err = sb_addf(out, ", %ld", t.micro)) < 0)
+		return err;
+	if (t.has_tz) {
+		off = (t.tz_hour * 60 + t.tz_minute) * (t.tz_sign < 0 ? -1 : 1);
+		/* "Z" and a zero offset are both the timezone.utc singleton. */
+		if (!off)
+			err = sb_adds(out, ", tzinfo=datetime.timezone.utc");
+		else if (!(err = sb_adds(out, ", tzinfo=datetime.timezone(")) &&
+			 !(err = delta_repr(off, out)))
+			err = sb_addc(out, ')');
+		if (err < 0)
+			return err;
+	}
+	return sb_addc(out, ')');
+}
+
 int y11_str(const char *s, size_t len, enum y11_type t, struct strbuf *out)
 {
 	struct strbuf v = STRBUF_INIT;

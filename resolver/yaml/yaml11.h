@@ -39,6 +39,10 @@ const char *y11_type_name(enum y11_type t);
  * hold partial text. */
 int y11_str(const char *s, size_t len, enum y11_type t, struct strbuf *out);
 
+/* Appends repr() of the date or datetime PyYAML builds from timestamp s:
+ * "datetime.date(2002, 12, 14)", "datetime.datetime(2001, 12, 14, 21, 59,
+ * tzinfo=datetime.timezone.utc)". -EINVAL where datetime raises. */
+int y11_ts_repr(const char *s, size_t len, struct strbuf *out);
 /* Appends Python's repr()/str() of a float: the shortest text that reads
  * back as d, "1.0", "1e+16", "1e-05", "inf", "nan". */
 int y11_float_repr(double d, struct strbuf *out);

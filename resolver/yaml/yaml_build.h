@@ -40,6 +40,7 @@ struct ybuilder {
 	size_t nanchors, capanchors;
 	size_t naliases;
 	size_t count;             /* expanded nodes so far */
+	bool doc_done;            /* the first document has ended */
 };
 
 void yb_init(struct ybuilder *b, struct ydoc *doc, struct diag_list *diags);

@@ -143,6 +143,13 @@ static enum yscalar_style style_of(yaml_scalar_style_t s)
 /* One libyaml event into the builder; *done at the end of the document. */
 static int on_event(struct ybuilder *b, const yaml_event_t *ev, bool *done)
 {
+	if (b->doc_done) {
+		/* After the first document: only whether another follows. */
+		if (ev->type == YAML_DOCUMENT_START_EVENT)
+			b->doc->more_documents = true;
+		*done = ev->type == YAML_DOCUMENT_START_EVENT || ev->type == YAML_STREAM_END_EVENT;
+		return 0;
+	}
 	unsigned line = (unsigned)ev->start_mark.line + 1;
 	unsigned col = (unsigned)ev->start_mark.column + 1;
 
@@ -167,8 +174,11 @@ static int on_event(struct ybuilder *b, const yaml_event_t *ev, bool *done)
 	case YAML_ALIAS_EVENT:
 		return yb_alias(b, line, col, (const char *)ev->data.alias.anchor);
 	case YAML_DOCUMENT_END_EVENT:
+		/* Only the first document is read; the next event tells
+		 * whether there is a second (PyYAML's safe_load refuses one). */
+		b->doc_done = true;
+		return 0;
 	case YAML_STREAM_END_EVENT:
-		/* Only the first document is read. */
 		*done = true;
 		return 0;
 	default:

@@ -64,6 +64,7 @@ struct arena;
 struct ydoc {
 	char *file;               /* name used in diagnostics */
 	struct ynode *root;       /* NULL for an empty document */
+	bool more_documents;      /* a second document follows the first */
 	/* Owns every node, tag and array of the tree, so a document costs a
 	 * few allocations and is freed at once. */
 	struct arena *arena;

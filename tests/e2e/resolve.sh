@@ -5,18 +5,24 @@ set -eu
 
 # A clean environment: the runner passes MASTER_ADDR, NNODES, … through from
 # the host, so the test's own environment must not leak into the result.
+# The node is a fake one (tests/fixtures/host/gfx950): what the runner
+# detects (NCCL_IB_HCA, IP_INTERFACE) must not depend on this machine.
 clean() {
+	_bin=$1 _cmd=$2
+	shift 2
 	env -i PATH="$PATH" ${ASAN_OPTIONS+ASAN_OPTIONS="$ASAN_OPTIONS"} \
-		${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} "$@"
+		${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} \
+		"$_bin" "$_cmd" --host-root "$ENVFS_FIXTURES/host/gfx950" "$@"
 }
 
-MANAGED='--xla_gpu_memory_limit_slop_factor=95 --xla_gpu_reduce_scatter_combine_threshold_bytes=8589934592 --xla_gpu_enable_command_buffer='"''"' --xla_gpu_enable_latency_hiding_scheduler=true --xla_gpu_all_gather_combine_threshold_bytes=8589934592 --xla_gpu_enable_triton_gemm=false --xla_gpu_enable_cublaslt=true --xla_gpu_autotune_level=4 --xla_gpu_enable_all_gather_combine_by_dim=false --xla_gpu_enable_dynamic_slice_fusion=false --xla_gpu_enable_cub_radix_sort=false'
+MANAGED='--xla_gpu_memory_limit_slop_factor=95 --xla_gpu_reduce_scatter_combine_threshold_bytes=8589934592 --xla_gpu_enable_command_buffer='"''"' --xla_gpu_enable_latency_hiding_scheduler=true --xla_gpu_all_gather_combine_threshold_bytes=8589934592 --xla_gpu_enable_triton_gemm=false --xla_gpu_enable_cublaslt=true --xla_gpu_autotune_level=4 --xla_gpu_enable_all_gather_combine_by_dim=false'
 
 # SPEC section 4: the runner base plus the maxtext defaults on gfx950,
 # sorted by name (byte order).
 cat >"$TMP/want_gfx950" <<EOF
 CUDA_DEVICE_MAX_CONNECTIONS=1
-DEBUG_HIP_IGNORE_STREAM_PRIORITY=0
+ENABLE_NUMA_BINDING=0
+GLOO_SOCKET_IFNAME=eth0
 GPUS_PER_NODE=8
 GPU_MAX_HW_QUEUES=2
 HIP_FORCE_DEV_KERNARG=1
@@ -24,13 +30,18 @@ HIP_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
 HSA_ENABLE_SDMA=1
 HSA_FORCE_FINE_GRAIN_PCIE=1
 HSA_NO_SCRATCH_RECLAIM=1
+IP_INTERFACE=eth0
 MASTER_ADDR=localhost
 MASTER_PORT=1234
+MSCCLPP_DISABLE_CHANNEL_CACHE=FALSE
 NCCL_CHECKS_DISABLE=1
 NCCL_CROSS_NIC=0
+NCCL_DEBUG=
 NCCL_IB_GID_INDEX=3
+NCCL_IB_HCA=mlx5_0:1,mlx5_1:2
 NCCL_P2P_NET_CHUNKSIZE=524288
 NCCL_PXN_DISABLE=1
+NCCL_SOCKET_IFNAME=eth0
 NNODES=1
 NODE_RANK=0
 NVTE_ALLOW_NONDETERMINISTIC_ALGO=1
@@ -38,12 +49,21 @@ NVTE_CK_HOW_V3_BF16_CVT=2
 NVTE_CK_IS_V3_ATOMIC_FP32=0
 NVTE_CK_USES_BWD_V3=1
 NVTE_CK_USES_FWD_V3=1
+NVTE_DEBUG=0
+NVTE_DEBUG_LEVEL=0
 NVTE_FUSED_ATTN=1
 NVTE_FUSED_ATTN_AOTRITON=0
 NVTE_FUSED_ATTN_CK=1
+NVTE_FUSED_ATTN_LOG_CONFIG=0
 NVTE_ROCM_ENABLE_MXFP8=1
+NVTE_USE_CAST_TRANSPOSE_TRITON=1
 NVTE_USE_HIPBLASLT=1
+NVTE_USE_OPTIMIZED_HIPIFIED_CAST_TRANSPOSE=0
 PATCH_TE_FLASH_ATTN=0
+PRIMUS_TURBO_ATTN_V3_ATOMIC_FP32=0
+PRIMUS_TURBO_DEEPEP_TIMEOUT=600
+RCCL_MSCCLPP_ENABLE=0
+RCCL_MSCCLPP_FORCE_ENABLE=0
 RCCL_MSCCLPP_THRESHOLD=1073741824
 RCCL_MSCCL_ENABLE=0
 RCCL_WARP_SPEED_AUTO=0

@@ -133,4 +133,14 @@ prim 1 --env PRIMUS_LOG_LEVEL=TRACE
 has "$tmp/out" "PRIMUS_LOG_LEVEL=TRACE is not one of: DEBUG INFO WARN ERROR"
 prim 0 --env PRIMUS_LOG_LEVEL=WARN
 
+# --- torch_fl reads its owned values as _env.py does (issue 13) -------------
+# Stripped of surrounding blanks, enums and list entries in any case, blank
+# list entries dropped: each of these is valid, so check is clean.
+check_rc 0 -a cuda --env FLAGOS_FORCE_BACKEND=Vendor
+check_rc 0 -a cuda --env "FLAGOS_ALIAS_CUDA= nO "
+check_rc 0 -a cuda --env "FLAGOS_LOG= Dispatch , fallback ,,"
+# ... and still checked after stripping.
+check_rc 1 -a cuda --env "FLAGOS_FORCE_BACKEND= gpu "
+has "$tmp/out" "FLAGOS_FORCE_BACKEND=gpu is not one of: flaggems vendor tileops"
+
 echo "ok: torch_fl e2e"

@@ -33,13 +33,13 @@ static const char *fixture(const char *name)
 static void load_text(struct loaded *l, const char *text)
 {
 	memset(l, 0, sizeof(*l));
-	l->rc = config_load_buffer("exp.yaml", text, strlen(text), &l->cfg, &l->d);
+	l->rc = config_load_buffer("exp.yaml", text, strlen(text), NULL, &l->cfg, &l->d);
 }
 
 static void load_fixture(struct loaded *l, const char *name)
 {
 	memset(l, 0, sizeof(*l));
-	l->rc = config_load(fixture(name), &l->cfg, &l->d);
+	l->rc = config_load(fixture(name), NULL, &l->cfg, &l->d);
 }
 
 static void release(struct loaded *l)
@@ -65,8 +65,8 @@ static void assert_entry(const struct loaded *l, const char *name,
 
 	if (!e)
 		fail_msg("no entry %s", name);
-	assert_string_equal(e->raw, raw);
-	assert_int_equal(e->raw_len, strlen(raw));
+	assert_string_equal(e->value, raw);
+	assert_int_equal(e->value_len, strlen(raw));
 }
 
 /* The diagnostic whose message contains needle; fails unless exactly one
@@ -206,7 +206,7 @@ static void test_config__env_nested_deeper_under_a_module_warns_too(void **state
 	release(&l);
 }
 
-static void test_config__recipe_unquoted_float_warns_and_keeps_the_text(void **state)
+static void test_config__recipe_unquoted_float_warns_with_what_primus_exports(void **state)
 {
 	struct loaded l;
 
@@ -216,9 +216,8 @@ static void test_config__recipe_unquoted_float_warns_and_keeps_the_text(void **s
 	assert_entry(&l, "XLA_PYTHON_CLIENT_MEM_FRACTION", "0.96");
 	assert_int_equal(l.d.n, 1);
 	assert_diag(&l.d, DIAG_WARNING, 6, 35, "XLA_PYTHON_CLIENT_MEM_FRACTION: "
-		    "unquoted value 0.96 is a float in YAML; primus-envfs uses "
-		    "the text \"0.96\" and Primus would export the same text "
-		    "after str(); quote it");
+		    "unquoted 0.96 is a float in YAML; Primus exports \"0.96\"; "
+		    "quote it (\"0.96\") if you meant the text");
 	release(&l);
 }
 
@@ -245,7 +244,7 @@ static void test_config__env_as_a_list_is_an_error_and_ignored(void **state)
 	assert_int_equal(l.cfg->nenv, 0);
 	assert_int_equal(l.d.n, 1);
 	assert_diag(&l.d, DIAG_ERROR, 6, 3, "env: must be a mapping of NAME: "
-		    "value; this sequence is ignored");
+		    "value; Primus ignores this list, so none of it is applied");
 	assert_int_equal(diag_max_sev(&l.d), DIAG_ERROR);
 	release(&l);
 }
@@ -259,7 +258,7 @@ static void test_config__env_as_a_scalar_is_an_error_and_ignored(void **state)
 	assert_int_equal(l.rc, 0);
 	assert_int_equal(l.cfg->nenv, 0);
 	assert_diag(&l.d, DIAG_ERROR, 1, 6, "env: must be a mapping of NAME: "
-		    "value; this scalar is ignored");
+		    "value; Primus ignores this scalar, so none of it is applied");
 	release(&l);
 }
 
@@ -517,22 +516,12 @@ static void test_config__unquoted_typed_values_warn_with_what_primus_exports(voi
 		assert_int_equal(sb_addf(&text, "env:\n  V: %s\n", typed[i].text), 0);
 		load_text(&l, sb_str(&text));
 		assert_int_equal(l.rc, 0);
-		assert_entry(&l, "V", typed[i].text);
-		if (strcmp(typed[i].text, typed[i].py) == 0)
-			assert_int_equal(sb_addf(&want, "V: unquoted value %s is "
-						 "a%s %s in YAML; primus-envfs uses the "
-						 "text \"%s\" and Primus would export "
-						 "the same text after str(); quote it",
-						 typed[i].text,
-						 strcmp(t, "int") ? "" : "n", t,
-						 typed[i].text), 0);
-		else
-			assert_int_equal(sb_addf(&want, "V: unquoted value %s is "
-						 "a%s %s in YAML; primus-envfs uses the "
-						 "text \"%s\" but Primus would export "
-						 "\"%s\"; quote it", typed[i].text,
-						 strcmp(t, "int") ? "" : "n", t,
-						 typed[i].text, typed[i].py), 0);
+		/* What Primus exports: str() of what PyYAML built. */
+		assert_entry(&l, "V", typed[i].py);
+		assert_int_equal(sb_addf(&want, "V: unquoted %s is a%s %s in YAML; Primus "
+					 "exports \"%s\"; quote it (\"%s\") if you meant "
+					 "the text", typed[i].text, strcmp(t, "int") ? "" : "n",
+					 t, typed[i].py, typed[i].text), 0);
 		assert_int_equal(l.d.n, 1);
 		assert_string_equal(l.d.v[0].msg, sb_str(&want));
 		assert_int_equal(l.d.v[0].sev, DIAG_WARNING);
@@ -561,25 +550,44 @@ static void test_config__empty_unquoted_value_is_null_and_warns(void **state)
 	(void)state;
 	load_text(&l, "env:\n  V:\n  W: \"x\"\n");
 	assert_int_equal(l.rc, 0);
-	assert_entry(&l, "V", "");
+	assert_entry(&l, "V", "None");
 	assert_entry(&l, "W", "x");
 	assert_int_equal(l.d.n, 1);
 	assert_string_equal(l.d.v[0].msg, "V: an empty unquoted value is a null "
-			    "in YAML; primus-envfs uses the text \"\" but Primus "
-			    "would export \"None\"; quote it");
+			    "in YAML; Primus exports \"None\"; quote it (\"\") if you "
+			    "meant the text");
 	release(&l);
 }
 
-static void test_config__value_python_cannot_load_says_so(void **state)
+/* yaml.safe_load builds the whole file first: one value it cannot build
+ * anywhere and Primus applies nothing. */
+static void test_config__value_python_cannot_load_fails_the_whole_block(void **state)
 {
 	struct loaded l;
 
 	(void)state;
-	load_text(&l, "env:\n  V: 2001-02-30\n");
-	assert_entry(&l, "V", "2001-02-30");
-	assert_diag(&l.d, DIAG_WARNING, 2, 6, "V: unquoted value 2001-02-30 is a "
-		    "timestamp in YAML; primus-envfs uses the text \"2001-02-30\" "
-		    "but Primus fails to load it; quote it");
+	load_text(&l, "env:\n  A: \"1\"\n  V: 2001-02-30\n");
+	assert_int_equal(l.rc, 0);
+	assert_int_equal(l.cfg->nenv, 0);
+	assert_diag(&l.d, DIAG_ERROR, 3, 6, "PyYAML cannot construct this timestamp: Primus's "
+		    "yaml.safe_load fails on this file, so no env: is applied");
+	release(&l);
+
+	load_text(&l, "env:\n  A: \"1\"\nmodules:\n  m:\n    x: !include other.yaml\n");
+	assert_int_equal(l.cfg->nenv, 0);
+	assert_diag(&l.d, DIAG_ERROR, 5, 8, "PyYAML's safe_load has no constructor for the "
+		    "tag !include");
+	release(&l);
+
+	load_text(&l, "env:\n  A: \"1\"\n? [x, y]\n: \"seq\"\n");
+	assert_int_equal(l.cfg->nenv, 0);
+	assert_diag(&l.d, DIAG_ERROR, 3, 3, "a mapping key is a sequence, which Python cannot "
+		    "hash");
+	release(&l);
+
+	load_text(&l, "env:\n  A: \"1\"\n---\nenv:\n  B: \"2\"\n");
+	assert_int_equal(l.cfg->nenv, 0);
+	assert_diag(&l.d, DIAG_ERROR, 1, 1, "more than one YAML document");
 	release(&l);
 }
 
@@ -594,52 +602,63 @@ static void test_config__explicit_tags(void **state)
 	assert_int_equal(l.rc, 0);
 	assert_entry(&l, "A", "0.960");
 	assert_entry(&l, "B", "7");
-	assert_entry(&l, "C", "010");
+	assert_entry(&l, "C", "8");
 	assert_int_equal(l.d.n, 2);
-	assert_diag(&l.d, DIAG_WARNING, 3, 6, "B: value has the explicit tag "
-		    "!!int; primus-envfs uses the text \"7\" but Primus would not "
-		    "get a string; drop the tag and quote it");
-	assert_diag(&l.d, DIAG_WARNING, 4, 6, "C: unquoted value 010 is an int "
-		    "in YAML; primus-envfs uses the text \"010\" but Primus would "
-		    "export \"8\"; quote it");
+	assert_diag(&l.d, DIAG_WARNING, 3, 6, "B: the value has the tag !!int; Primus exports "
+		    "\"7\"; drop the tag and quote the value");
+	assert_diag(&l.d, DIAG_WARNING, 4, 6, "C: unquoted 010 is an int in YAML; Primus "
+		    "exports \"8\"; quote it (\"010\") if you meant the text");
 	release(&l);
 }
 
-static void test_config__sequence_or_mapping_value_is_an_error_for_that_key(void **state)
+/* str() of a list or dict is what the run gets: an error, but exported. */
+static void test_config__sequence_or_mapping_value_is_exported_as_python_prints_it(void **state)
 {
 	struct loaded l;
 
 	(void)state;
-	load_text(&l, "env:\n  A: \"1\"\n  L: [a, b]\n  M:\n    x: 1\n  Z: \"2\"\n");
+	load_text(&l, "env:\n  A: \"1\"\n  L: [a, 010, on, ~]\n  M:\n    x: 1\n    'y': [\"it's\"]\n"
+		  "  Z: \"2\"\n");
 	assert_int_equal(l.rc, 0);
-	assert_int_equal(l.cfg->nenv, 2);
+	assert_int_equal(l.cfg->nenv, 4);
 	assert_entry(&l, "A", "1");
+	assert_entry(&l, "L", "['a', 8, True, None]");
+	assert_entry(&l, "M", "{'x': 1, 'y': [\"it's\"]}");
 	assert_entry(&l, "Z", "2");
-	assert_null(entry(&l, "L"));
-	assert_null(entry(&l, "M"));
-	assert_diag(&l.d, DIAG_ERROR, 3, 6, "L: value is a sequence; env: values "
-		    "must be scalars; L skipped");
-	assert_diag(&l.d, DIAG_ERROR, 5, 5, "M: value is a mapping; env: values "
-		    "must be scalars; M skipped");
+	assert_diag(&l.d, DIAG_ERROR, 3, 6, "L: the value is a list; Primus exports Python's "
+		    "text of it, \"['a', 8, True, None]\", which is almost never what was meant");
+	assert_diag(&l.d, DIAG_ERROR, 5, 5, "M: the value is a dict; Primus exports Python's "
+		    "text of it");
 	release(&l);
 }
 
-static void test_config__bad_keys_are_errors_and_skipped(void **state)
+/* os.environ[k] = v raises for "" and for a name holding '=', and
+ * _apply_config_env's loop ends there: every later key is lost too. */
+static void test_config__a_refused_key_stops_the_block(void **state)
 {
 	struct loaded l;
 
 	(void)state;
-	load_text(&l, "env:\n  \"\": \"empty\"\n  A=B: \"eq\"\n  ? [x, y]\n  : \"seq\"\n"
-		  "  GOOD: \"ok\"\n");
+	load_text(&l, "env:\n  BEFORE: b\n  \"A=B\": x\n  AFTER: a\n");
 	assert_int_equal(l.rc, 0);
 	assert_int_equal(l.cfg->nenv, 1);
-	assert_entry(&l, "GOOD", "ok");
-	assert_int_equal(l.d.n, 3);
-	assert_diag(&l.d, DIAG_ERROR, 2, 3, "env: key is empty; skipped");
-	assert_diag(&l.d, DIAG_ERROR, 3, 3, "env: key \"A=B\" contains '='; a "
-		    "variable name cannot; skipped");
-	assert_diag(&l.d, DIAG_ERROR, 4, 5, "env: key is a sequence, not a "
-		    "variable name; skipped");
+	assert_entry(&l, "BEFORE", "b");
+	assert_null(entry(&l, "A=B"));
+	assert_null(entry(&l, "AFTER"));
+	assert_diag(&l.d, DIAG_ERROR, 3, 3, "env: key \"A=B\" is a name holding '=', which "
+		    "Python's os.environ refuses (ValueError); Primus then stops applying env:, "
+		    "so it and every later key are not applied: AFTER");
+	release(&l);
+
+	load_text(&l, "env:\n  \"\": \"empty\"\n  GOOD: \"ok\"\n");
+	assert_int_equal(l.cfg->nenv, 0);
+	assert_diag(&l.d, DIAG_ERROR, 2, 3, "env: key \"\" is an empty name");
+	release(&l);
+
+	/* A refused last key takes nothing else with it. */
+	load_text(&l, "env:\n  OK: \"1\"\n  \"=\": \"eq\"\n");
+	assert_int_equal(l.cfg->nenv, 1);
+	assert_diag(&l.d, DIAG_ERROR, 3, 3, "so it is not applied");
 	release(&l);
 }
 
@@ -662,12 +681,11 @@ static void test_config__typed_plain_key_warns_with_the_name_primus_uses(void **
 	(void)state;
 	load_text(&l, "env:\n  ON: \"1\"\n  \"OFF\": \"0\"\n");
 	assert_int_equal(l.rc, 0);
-	assert_entry(&l, "ON", "1");
+	assert_entry(&l, "True", "1");
 	assert_entry(&l, "OFF", "0");
 	assert_int_equal(l.d.n, 1);
-	assert_diag(&l.d, DIAG_WARNING, 2, 3, "unquoted name ON is a bool in "
-		    "YAML; primus-envfs uses the name as written but Primus "
-		    "would set \"True\"; quote it");
+	assert_diag(&l.d, DIAG_WARNING, 2, 3, "unquoted key ON is a bool in YAML: Primus "
+		    "names the variable \"True\"; quote it");
 	release(&l);
 }
 
@@ -683,7 +701,7 @@ static void test_config__repeated_key_last_wins_at_first_position(void **state)
 	assert_string_equal(l.cfg->env[0].name, "A");
 	assert_string_equal(l.cfg->env[1].name, "B");
 	e = entry(&l, "A");
-	assert_string_equal(e->raw, "4");
+	assert_string_equal(e->value, "4");
 	assert_int_equal(e->line, 5);
 	assert_int_equal(e->col, 6);
 	assert_int_equal(l.d.n, 2);
@@ -694,19 +712,28 @@ static void test_config__repeated_key_last_wins_at_first_position(void **state)
 	release(&l);
 }
 
-static void test_config__repeated_key_whose_last_value_is_bad_is_skipped(void **state)
+static void test_config__repeated_key_takes_its_last_value_whatever_it_is(void **state)
 {
 	struct loaded l;
 
 	(void)state;
-	/* Python's dict would hold the list: the key is skipped, not the
-	 * earlier value kept. */
 	load_text(&l, "env:\n  A: \"1\"\n  A: [2]\n  B: [3]\n  B: \"4\"\n");
 	assert_int_equal(l.rc, 0);
-	assert_null(entry(&l, "A"));
+	assert_entry(&l, "A", "[2]");
 	assert_entry(&l, "B", "4");
-	assert_int_equal(l.cfg->nenv, 1);
-	assert_int_equal(diag_count(&l.d, DIAG_ERROR), 2);
+	assert_int_equal(l.cfg->nenv, 2);
+	assert_int_equal(diag_count(&l.d, DIAG_ERROR), 1);
+	release(&l);
+
+	/* 1, 1.0 and true are one dict key to Python (the first object stays):
+	 * the variable is "1" with the last value; "1" quoted is another key of
+	 * the same name, applied after it. */
+	load_text(&l, "env:\n  1: a\n  1.0: b\n  true: c\n  \"1\": d\n");
+	assert_int_equal(l.cfg->nenv, 2);
+	assert_string_equal(l.cfg->env[0].name, "1");
+	assert_string_equal(l.cfg->env[0].value, "c");
+	assert_string_equal(l.cfg->env[1].name, "1");
+	assert_string_equal(l.cfg->env[1].value, "d");
 	release(&l);
 }
 
@@ -726,12 +753,13 @@ static void test_config__value_longer_than_the_limit_is_skipped(void **state)
 	assert_int_equal(sb_adds(&text, "\"\n  Z: \"1\"\n"), 0);
 	load_text(&l, sb_str(&text));
 	assert_int_equal(l.rc, 0);
-	assert_int_equal(entry(&l, "OK")->raw_len, CONFIG_MAX_VALUE);
+	assert_int_equal(entry(&l, "OK")->value_len, CONFIG_MAX_VALUE);
 	assert_null(entry(&l, "BIG"));
 	assert_entry(&l, "Z", "1");
 	assert_int_equal(l.d.n, 1);
-	assert_diag(&l.d, DIAG_ERROR, 3, 8, "BIG: value is 131073 bytes, more "
-		    "than 131072; BIG skipped");
+	assert_diag(&l.d, DIAG_ERROR, 3, 8, "BIG: the value is 131073 bytes, more than the "
+		    "131072 an environment string may hold (execve fails with E2BIG); not "
+		    "applied");
 	release(&l);
 	sb_release(&text);
 }
@@ -804,8 +832,9 @@ static void test_config__merge_keys_are_flattened_as_pyyaml_does(void **state)
 	assert_entry(&l, "C", "30");
 	release(&l);
 
+	/* PyYAML refuses the whole file. */
 	load_text(&l, "env:\n  <<: 3\n  A: \"1\"\n");
-	assert_entry(&l, "A", "1");
+	assert_null(entry(&l, "A"));
 	assert_diag(&l.d, DIAG_ERROR, 2, 7, "a merge (<<) needs a mapping");
 	release(&l);
 
@@ -842,11 +871,11 @@ static int fake_lookup(void *ctx, const char *name, size_t len,
 static int expand(const char *raw, struct strbuf *out, struct diag_list *d)
 {
 	struct config cfg = { .file = (char *)"exp.yaml" };
-	struct config_entry e = { .name = (char *)"V", .raw = (char *)raw,
-				  .raw_len = strlen(raw), .line = 7, .col = 9 };
+	struct config_entry e = { .name = (char *)"V", .value = (char *)raw,
+				  .value_len = strlen(raw), .line = 7, .col = 9 };
 
 	sb_reset(out);
-	return config_expand(&cfg, &e, fake_lookup, NULL, out, d);
+	return config_expand(&cfg, &e, false, CONFIG_MAX_VALUE, fake_lookup, NULL, out, d);
 }
 
 static void test_config__expand_only_set_dollar_names(void **state)
@@ -933,8 +962,7 @@ static void test_config__recipe_default_syntax_warns_at_expansion(void **state)
 
 	(void)state;
 	load_fixture(&l, "default_syntax.yaml");
-	assert_int_equal(config_expand(l.cfg, entry(&l, "HF_HOME"), fake_lookup,
-				       NULL, &out, &d), 0);
+	assert_int_equal(config_expand(l.cfg, entry(&l, "HF_HOME"), false, CONFIG_MAX_VALUE, fake_lookup, NULL, &out, &d), 0);
 	assert_string_equal(sb_str(&out), "${DATA_PATH:-/data}/huggingface");
 	assert_int_equal(d.n, 1);
 	assert_string_equal(d.v[0].file, fixture("default_syntax.yaml"));
@@ -956,7 +984,7 @@ int main(void)
 		cmocka_unit_test(test_config__recipe_config_owning_xla_flags_is_loaded_as_written),
 		cmocka_unit_test(test_config__env_under_module_warns_and_is_not_applied),
 		cmocka_unit_test(test_config__env_nested_deeper_under_a_module_warns_too),
-		cmocka_unit_test(test_config__recipe_unquoted_float_warns_and_keeps_the_text),
+		cmocka_unit_test(test_config__recipe_unquoted_float_warns_with_what_primus_exports),
 		cmocka_unit_test(test_config__recipe_default_syntax_is_loaded_literally),
 		cmocka_unit_test(test_config__env_as_a_list_is_an_error_and_ignored),
 		cmocka_unit_test(test_config__env_as_a_scalar_is_an_error_and_ignored),
@@ -971,14 +999,14 @@ int main(void)
 		cmocka_unit_test(test_config__python_float_repr_is_the_shortest_round_trip),
 		cmocka_unit_test(test_config__unquoted_typed_values_warn_with_what_primus_exports),
 		cmocka_unit_test(test_config__empty_unquoted_value_is_null_and_warns),
-		cmocka_unit_test(test_config__value_python_cannot_load_says_so),
+		cmocka_unit_test(test_config__value_python_cannot_load_fails_the_whole_block),
 		cmocka_unit_test(test_config__explicit_tags),
-		cmocka_unit_test(test_config__sequence_or_mapping_value_is_an_error_for_that_key),
-		cmocka_unit_test(test_config__bad_keys_are_errors_and_skipped),
+		cmocka_unit_test(test_config__sequence_or_mapping_value_is_exported_as_python_prints_it),
+		cmocka_unit_test(test_config__a_refused_key_stops_the_block),
 		cmocka_unit_test(test_config__nul_in_a_key_fails_the_load),
 		cmocka_unit_test(test_config__typed_plain_key_warns_with_the_name_primus_uses),
 		cmocka_unit_test(test_config__repeated_key_last_wins_at_first_position),
-		cmocka_unit_test(test_config__repeated_key_whose_last_value_is_bad_is_skipped),
+		cmocka_unit_test(test_config__repeated_key_takes_its_last_value_whatever_it_is),
 		cmocka_unit_test(test_config__value_longer_than_the_limit_is_skipped),
 		cmocka_unit_test(test_config__extends_reports_presets_env_is_not_applied),
 		cmocka_unit_test(test_config__frameworks_are_distinct_in_order),

@@ -30,6 +30,9 @@ static const struct var table[] = {
 	SET("ABC", "abc"),
 	SET("EMPTY", ""),
 	SET("SPACED", " 8"),
+	SET("OCTAL", "010"),
+	SET("HEX", "0x10"),
+	SET("UNDER", "1_000"),
 	SET("HUGE", "99999999999999999999"),
 	SET("DUMP_HLO", "1"),
 	SET("NAME", "x"),
@@ -65,6 +68,18 @@ static int fake_lookup(void *ctx, const char *name, size_t name_len,
 	return 0;
 }
 
+/* Evaluates e in the strict reading of the old tests (python: no bash
+ * arithmetic), through the fake table. */
+static int eval_env(const struct expr *e, struct fake *f, bool *r, bool *cycle)
+{
+	struct expr_env env = { DIALECT_PYTHON, fake_lookup, f, false, "" };
+	int rc = expr_eval(e, &env, r);
+
+	if (cycle)
+		*cycle = env.cycle;
+	return rc;
+}
+
 /* Parses and evaluates src; fails the test on any error. */
 static bool check(const char *src)
 {
@@ -77,7 +92,7 @@ static bool check(const char *src)
 	if (rc != 0)
 		print_error("parse of '%s' failed: %s\n", src, err);
 	assert_int_equal(rc, 0);
-	assert_int_equal(expr_eval(e, fake_lookup, &f, &r, NULL), 0);
+	assert_int_equal(eval_env(e, &f, &r, NULL), 0);
 	expr_free(e);
 	return r;
 }
@@ -141,12 +156,71 @@ static void test_expr__integer_compare_is_false_for_non_integers(void **state)
 	assert_false(check("EMPTY < 1"));
 	assert_false(check("UNSET >= 0"));
 	assert_false(check("SPACED == 8"));
-	assert_false(check("SPACED > 1"));
 	assert_false(check("' 8' < 9"));
 	assert_false(check("'8 ' < 9"));
 	assert_false(check("'-' < 9"));
 	assert_false(check("HUGE > 1"));
 	assert_false(check("NUL > 0"));
+}
+
+/* Python's int() strips blanks and takes underscores between digits and
+ * leading zeros; bash's arithmetic reads 010 as octal and names as
+ * variables, and an unset name is fatal under set -u. */
+static bool check_in(enum dialect d, const char *src, char *problem, size_t plen)
+{
+	struct expr_env env = { d, fake_lookup, NULL, false, "" };
+	struct fake f = { 0 };
+	struct expr *e = NULL;
+	char err[128];
+	bool r = false;
+
+	env.ctx = &f;
+	assert_int_equal(expr_parse(src, &e, err, sizeof(err)), 0);
+	assert_int_equal(expr_eval(e, &env, &r), 0);
+	expr_free(e);
+	if (problem)
+		snprintf(problem, plen, "%s", env.problem);
+	return r;
+}
+
+static void test_expr__integers_are_read_as_the_dialect_reads_them(void **state)
+{
+	char p[160];
+
+	(void)state;
+	assert_true(check_in(DIALECT_PYTHON, "SPACED > 1", p, sizeof(p)));
+	assert_string_equal(p, "");
+	assert_true(check_in(DIALECT_PYTHON, "OCTAL == '010' && OCTAL > 9", p, sizeof(p)));
+	assert_true(check_in(DIALECT_PYTHON, "UNDER > 999", p, sizeof(p)));
+	assert_true(check_in(DIALECT_SHELL, "OCTAL < 9 && OCTAL > 7", p, sizeof(p)));
+	assert_true(check_in(DIALECT_SHELL, "HEX == '0x10' && HEX > 15", p, sizeof(p)));
+	assert_true(check_in(DIALECT_SHELL, "SPACED > 7", p, sizeof(p)));
+	assert_false(check_in(DIALECT_SHELL, "UNDER > 1", p, sizeof(p)));
+	assert_string_equal(p, "UNDER is a value too great for its base (bash refuses it); "
+			    "the comparison is false");
+	assert_false(check_in(DIALECT_PYTHON, "HEX > 1", p, sizeof(p)));
+	assert_string_equal(p, "HEX is not an integer to Python's int(); the comparison is false");
+	assert_false(check_in(DIALECT_SHELL, "ABC > 1", p, sizeof(p)));
+	assert_string_equal(p, "ABC is read as the name of a variable that is not set (bash: "
+			    "unbound variable, under set -u); the comparison is false");
+}
+
+static void test_expr__int_with_fallback_is_the_try_except_of_env_spec(void **state)
+{
+	char p[160];
+
+	(void)state;
+	assert_false(check_in(DIALECT_PYTHON, "int(ABC, 1) > 1", p, sizeof(p)));
+	assert_string_equal(p, "ABC is not an integer to Python's int(); the fallback 1 applies");
+	assert_true(check_in(DIALECT_PYTHON, "int(ABC, 1) >= 1", p, sizeof(p)));
+	assert_true(check_in(DIALECT_PYTHON, "int(UNSET, 2) == 2 || int(UNSET, 2) > 1", p,
+			     sizeof(p)));
+	assert_string_equal(p, "");
+	assert_true(check_in(DIALECT_PYTHON, "int(EIGHT, 1) > 1", p, sizeof(p)));
+	assert_string_equal(syntax_error("int(EIGHT) > 1"),
+			    "int(NAME, FALLBACK) needs ', FALLBACK' at column 10");
+	assert_string_equal(syntax_error("int(EIGHT, X) > 1"),
+			    "int(NAME, FALLBACK) needs an integer FALLBACK at column 12");
 }
 
 static void test_expr__bare_operand_is_true_when_non_empty(void **state)
@@ -239,7 +313,7 @@ static void test_expr__or_short_circuits(void **state)
 
 	(void)state;
 	assert_int_equal(expr_parse("ONE || BROKEN", &e, err, sizeof(err)), 0);
-	assert_int_equal(expr_eval(e, fake_lookup, &f, &r, NULL), 0);
+	assert_int_equal(eval_env(e, &f, &r, NULL), 0);
 	assert_true(r);
 	assert_int_equal(f.calls, 1);
 	expr_free(e);
@@ -254,7 +328,7 @@ static void test_expr__and_short_circuits(void **state)
 
 	(void)state;
 	assert_int_equal(expr_parse("EMPTY && (BROKEN || CYC)", &e, err, sizeof(err)), 0);
-	assert_int_equal(expr_eval(e, fake_lookup, &f, &r, NULL), 0);
+	assert_int_equal(eval_env(e, &f, &r, NULL), 0);
 	assert_false(r);
 	assert_int_equal(f.calls, 1);
 	expr_free(e);
@@ -269,7 +343,7 @@ static void test_expr__lookup_error_propagates(void **state)
 
 	(void)state;
 	assert_int_equal(expr_parse("EMPTY || BROKEN == 1", &e, err, sizeof(err)), 0);
-	assert_int_equal(expr_eval(e, fake_lookup, &f, &r, NULL), -EIO);
+	assert_int_equal(eval_env(e, &f, &r, NULL), -EIO);
 	assert_string_equal(f.last, "BROKEN");
 	expr_free(e);
 }
@@ -283,19 +357,19 @@ static void test_expr__cycle_reads_as_unset_and_is_reported(void **state)
 
 	(void)state;
 	assert_int_equal(expr_parse("CYC == ''", &e, err, sizeof(err)), 0);
-	assert_int_equal(expr_eval(e, fake_lookup, &f, &r, &cycle), 0);
+	assert_int_equal(eval_env(e, &f, &r, &cycle), 0);
 	assert_true(r);
 	assert_true(cycle);
 	/* A NULL cycle pointer is allowed. */
 	r = false;
-	assert_int_equal(expr_eval(e, fake_lookup, &f, &r, NULL), 0);
+	assert_int_equal(eval_env(e, &f, &r, NULL), 0);
 	assert_true(r);
 	expr_free(e);
 
-	/* No cycle seen: the flag is left alone. */
-	cycle = false;
+	/* No cycle seen: the flag is false. */
+	cycle = true;
 	assert_int_equal(expr_parse("ONE", &e, err, sizeof(err)), 0);
-	assert_int_equal(expr_eval(e, fake_lookup, &f, &r, &cycle), 0);
+	assert_int_equal(eval_env(e, &f, &r, &cycle), 0);
 	assert_false(cycle);
 	expr_free(e);
 }
@@ -397,6 +471,8 @@ int main(void)
 		cmocka_unit_test(test_expr__equality_uses_value_lengths_not_nul),
 		cmocka_unit_test(test_expr__integer_operators),
 		cmocka_unit_test(test_expr__integer_compare_is_false_for_non_integers),
+		cmocka_unit_test(test_expr__integers_are_read_as_the_dialect_reads_them),
+		cmocka_unit_test(test_expr__int_with_fallback_is_the_try_except_of_env_spec),
 		cmocka_unit_test(test_expr__bare_operand_is_true_when_non_empty),
 		cmocka_unit_test(test_expr__unset_names_read_as_empty),
 		cmocka_unit_test(test_expr__logic_operators),

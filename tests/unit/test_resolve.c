@@ -259,9 +259,10 @@ static void test_layers__layers_lists_every_supplier_low_to_high(void **state)
 	(void)state;
 	every_layer(&f);
 	s = fx_resolve(&f, "a1");
+	/* Launch order, the winner last. */
 	assert_str(var(s, "V_OVERRIDE")->layers,
-		   "backend runner image host cli config override");
-	assert_str(var(s, "V_HOST")->layers, "backend runner image host");
+		   "image host cli runner config backend override");
+	assert_str(var(s, "V_HOST")->layers, "image runner backend host");
 	assert_str(var(s, "V_BACKEND")->layers, "backend");
 	fx_release(&f);
 }
@@ -454,7 +455,41 @@ static void test_host__pass_copies_an_empty_value(void **state)
 
 /* ---- mode: set ------------------------------------------------------- */
 
-static void test_mode_set__beats_image_host_and_cli_keeping_its_layer_name(void **state)
+/* The runner's unconditional export replaces the image's value, but the
+ * launcher exports --env (and the host passthrough it forwards as --env)
+ * again after the runner (SPEC 3, step 3). */
+static void test_mode_set__runner_set_replaces_image_but_loses_to_host_and_cli(void **state)
+{
+	struct fx f = { 0 };
+	const struct snapshot *s;
+
+	(void)state;
+	f.inherit[0] = "image1.env";             /* RUNNER_SET=image */
+	s = fx_resolve(&f, "a1");
+	assert_value(s, "RUNNER_SET", "runner-set");
+	assert_layer(s, "RUNNER_SET", LAYER_RUNNER);
+	assert_contains(var(s, "RUNNER_SET")->shadowed, "image=image\n");
+	fx_release(&f);
+
+	f.inherit[0] = "image1.env";
+	f.env[0] = "RUNNER_SET=cli";
+	s = fx_resolve(&f, "a1");
+	assert_value(s, "RUNNER_SET", "cli");
+	assert_layer(s, "RUNNER_SET", LAYER_CLI);
+	assert_contains(var(s, "RUNNER_SET")->shadowed, "runner=runner-set\n");
+	fx_release(&f);
+
+	f.host[0] = "RUNNER_SET=host";
+	f.pass[0] = "RUNNER_SET";
+	s = fx_resolve(&f, "a1");
+	assert_value(s, "RUNNER_SET", "host");
+	assert_layer(s, "RUNNER_SET", LAYER_HOST);
+	fx_release(&f);
+}
+
+/* A backend entry runs at step 6, after the config: its mode: set (an
+ * os.environ assignment) beats every layer but the override. */
+static void test_mode_set__backend_set_beats_the_config_and_loses_to_override(void **state)
 {
 	struct fx f = { 0 };
 	const struct snapshot *s;
@@ -463,7 +498,8 @@ static void test_mode_set__beats_image_host_and_cli_keeping_its_layer_name(void 
 	f.inherit[0] = "image1.env";             /* SET_VS_INHERITED=image */
 	f.host[0] = "SET_VS_INHERITED=host";
 	f.env[0] = "SET_VS_INHERITED=cli";
-	f.env[1] = "RUNNER_SET=cli";
+	f.config = "config.yaml";                 /* SET_VS_CONFIG: config */
+	override(&f, "a1", "SET_VS_OVERRIDE", "override");
 	s = fx_resolve(&f, "a1");
 	assert_value(s, "SET_VS_INHERITED", "spec-set");
 	assert_layer(s, "SET_VS_INHERITED", LAYER_BACKEND);
@@ -471,23 +507,9 @@ static void test_mode_set__beats_image_host_and_cli_keeping_its_layer_name(void 
 	assert_contains(var(s, "SET_VS_INHERITED")->shadowed, "cli=cli\n");
 	assert_contains(var(s, "SET_VS_INHERITED")->shadowed, "host=host\n");
 	assert_contains(var(s, "SET_VS_INHERITED")->shadowed, "image=image\n");
-	assert_value(s, "RUNNER_SET", "runner-set");
-	assert_layer(s, "RUNNER_SET", LAYER_RUNNER);
-	fx_release(&f);
-}
-
-static void test_mode_set__loses_to_config_and_override(void **state)
-{
-	struct fx f = { 0 };
-	const struct snapshot *s;
-
-	(void)state;
-	f.config = "config.yaml";
-	override(&f, "a1", "SET_VS_OVERRIDE", "override");
-	s = fx_resolve(&f, "a1");
-	assert_value(s, "SET_VS_CONFIG", "config");
-	assert_layer(s, "SET_VS_CONFIG", LAYER_CONFIG);
-	assert_contains(var(s, "SET_VS_CONFIG")->shadowed, "backend=spec-set\n");
+	assert_value(s, "SET_VS_CONFIG", "spec-set");
+	assert_layer(s, "SET_VS_CONFIG", LAYER_BACKEND);
+	assert_contains(var(s, "SET_VS_CONFIG")->shadowed, "config=config\n");
 	assert_value(s, "SET_VS_OVERRIDE", "override");
 	assert_layer(s, "SET_VS_OVERRIDE", LAYER_OVERRIDE);
 	fx_release(&f);
@@ -866,8 +888,11 @@ static void test_templates__reference_and_default_forms(void **state)
 	const struct snapshot *s;
 
 	(void)state;
+	/* env_spec.py builds its whole list before applying any of it: the
+	 * backend's own B_ONLY default is not set yet when T_REF is built. */
 	s = fx_resolve(&f, "a1");
-	assert_value(s, "T_REF", "x-backend-value-y");
+	assert_value(s, "T_REF", "x--y");
+	assert_non_null(find_diag(s, DIAG_WARNING, "T_REF reads B_ONLY", "after building its list"));
 	assert_value(s, "T_DEFAULT", "fallback");
 	fx_release(&f);
 
@@ -942,37 +967,38 @@ static void test_templates__overriding_the_autotune_parameter_changes_managed_fl
 	fx_release(&f);
 }
 
-static void test_templates__reference_cycle_is_an_error_left_unexpanded(void **state)
+/* Each entry reads the environment as the launch has it at its line:
+ * bash reads top to bottom, so a name set only later reads as unset, a
+ * name's own earlier value is what `X=${X}...` extends, and two entries
+ * reading each other are a reference cycle (an error). */
+static void test_templates__entries_read_the_environment_at_their_line(void **state)
 {
 	struct fx f = { 0 };
 	const struct snapshot *s;
-	const struct snap_var *a, *b, *self;
 
 	(void)state;
 	f.specs = "cycle/specs";
-	s = fx_resolve(&f, "a1");     /* returns: no hang, no crash */
-	a = var(s, "CYC_A");
-	b = var(s, "CYC_B");
-	self = var(s, "SELF_REF");
-	assert_non_null(a);
-	assert_non_null(b);
-	assert_non_null(self);
-	/* somewhere in the A -> B -> A chain a reference stays as written */
-	assert_true(strstr(a->value, "${CYC_A}") || strstr(a->value, "${CYC_B}"));
-	assert_true(strstr(b->value, "${CYC_A}") || strstr(b->value, "${CYC_B}"));
-	assert_value(s, "SELF_REF", "s[${SELF_REF}]");
+	s = fx_resolve(&f, "a1");
+	assert_value(s, "CYC_A", "a[]");
+	assert_value(s, "CYC_B", "b[a[]]");
+	assert_non_null(find_diag(s, DIAG_ERROR, "CYC_A: reference cycle with CYC_B", "line"));
+	assert_value(s, "SELF_REF", "s[]");
 	assert_value(s, "INNOCENT", "fine");
-	assert_non_null(find_diag(s, DIAG_ERROR, "cycle", "CYC_"));
-	assert_non_null(find_diag(s, DIAG_ERROR, "cycle", "SELF_REF"));
-	assert_non_null(find_diag(s, DIAG_ERROR, "cycle", "XLA_FLAGS"));
-	assert_value(s, "XLA_FLAGS", "--self=${XLA_FLAGS} --ok=1");
-	/* a condition that reads its own variable is a cycle too: it does not hold */
-	assert_unset(s, "COND_CYC");
-	assert_non_null(find_diag(s, DIAG_ERROR, "cycle", "COND_CYC"));
+	assert_unset(s, "COND_CYC");          /* its condition reads it unset */
+	/* The backend's flags read the inherited XLA_FLAGS: none. */
+	assert_value(s, "XLA_FLAGS", "--self= --ok=1");
+	fx_release(&f);
+
+	f.specs = "cycle/specs";
+	f.env[0] = "SELF_REF=in";
+	f.env[1] = "XLA_FLAGS=--base";
+	s = fx_resolve(&f, "a1");
+	assert_value(s, "SELF_REF", "in");    /* a default: cli set it */
+	assert_value(s, "XLA_FLAGS", "--base --self=--base --ok=1");
 	fx_release(&f);
 }
 
-static void test_templates__resolve_all_survives_cycles(void **state)
+static void test_templates__resolve_all_reports_a_cycle(void **state)
 {
 	struct fx f = { 0 };
 	struct resolution *r = NULL;
@@ -1109,8 +1135,11 @@ static void test_arch__gated_entries_apply_only_in_their_arches(void **state)
 	s = fx_resolve(&f, "a2");
 	assert_value(s, "GATED_ONE", "a2-only");
 	assert_null(var(s, "GATED_LIST"));
-	assert_value(s, "GATED_LATER", "special");   /* the later entry that applies */
-	assert_str(var(s, "GATED_LATER")->source, "specs/app.yaml:99");
+	/* Entries apply in file order by their rule: a setdefault after one
+	 * that already set the name does nothing. */
+	assert_value(s, "GATED_LATER", "general");
+	assert_str(var(s, "GATED_LATER")->source, "specs/app.yaml:97");
+	assert_contains(var(s, "GATED_LATER")->shadowed, "backend=special\n");
 	fx_release(&f);
 }
 
@@ -1344,8 +1373,8 @@ int main(void)
 		cmocka_unit_test(test_host__an_empty_listed_value_is_not_forwarded),
 		cmocka_unit_test(test_host__prefixed_names_are_forwarded_when_non_empty),
 		cmocka_unit_test(test_host__pass_copies_an_empty_value),
-		cmocka_unit_test(test_mode_set__beats_image_host_and_cli_keeping_its_layer_name),
-		cmocka_unit_test(test_mode_set__loses_to_config_and_override),
+		cmocka_unit_test(test_mode_set__runner_set_replaces_image_but_loses_to_host_and_cli),
+		cmocka_unit_test(test_mode_set__backend_set_beats_the_config_and_loses_to_override),
 		cmocka_unit_test(test_export_false__parameter_is_not_in_the_environment),
 		cmocka_unit_test(test_export_false__a_layer_setting_the_parameter_exports_it),
 		cmocka_unit_test(test_override__unset_removes_the_variable_from_every_layer),
@@ -1368,8 +1397,8 @@ int main(void)
 		cmocka_unit_test(test_templates__indices_follow_an_overridden_gpus_per_node),
 		cmocka_unit_test(test_templates__see_the_final_value_including_config),
 		cmocka_unit_test(test_templates__overriding_the_autotune_parameter_changes_managed_flags),
-		cmocka_unit_test(test_templates__reference_cycle_is_an_error_left_unexpanded),
-		cmocka_unit_test(test_templates__resolve_all_survives_cycles),
+		cmocka_unit_test(test_templates__entries_read_the_environment_at_their_line),
+		cmocka_unit_test(test_templates__resolve_all_reports_a_cycle),
 		cmocka_unit_test(test_conditions__integer_comparisons),
 		cmocka_unit_test(test_conditions__text_equality_and_logic),
 		cmocka_unit_test(test_conditions__unset_names_read_as_empty_text),

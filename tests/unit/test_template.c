@@ -14,6 +14,8 @@
 #include "strbuf.h"
 #include "template.h"
 
+#define CONFIG_MAX_VALUE_T 131072
+
 struct var {
 	const char *name;
 	const char *val;
@@ -32,6 +34,9 @@ static const struct var table[] = {
 	SET("MAX", "1024"),
 	SET("BIG", "1025"),
 	SET("SPACED", " 8"),
+	SET("OCTAL", "010"),
+	SET("BADOCT", "08"),
+	SET("SUM", "2+2"),
 	SET("EMPTY", ""),
 	SET("IFACE", "ib0"),
 	SET("HOST", "node1"),
@@ -66,14 +71,14 @@ static int fake_lookup(void *ctx, const char *name, size_t name_len,
 }
 
 /* Expands src into a fresh buffer; the result is caller-owned (free()). */
-static char *expand_full(const char *src, struct tmpl_result *res, size_t *len,
-			 int *calls)
+static char *expand_in(const char *src, enum dialect d, struct tmpl_result *res, size_t *len,
+			int *calls)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct fake f = { 0 };
 	char *s;
 
-	assert_int_equal(tmpl_expand(src, fake_lookup, &f, &sb, res), 0);
+	assert_int_equal(tmpl_expand(src, d, CONFIG_MAX_VALUE_T, fake_lookup, &f, &sb, res), 0);
 	s = sb_detach(&sb, len);
 	assert_non_null(s);
 	if (calls)
@@ -81,18 +86,35 @@ static char *expand_full(const char *src, struct tmpl_result *res, size_t *len,
 	return s;
 }
 
-/* Expands src and checks the text and the problem ("" for none). */
-static void expect(const char *src, const char *want, const char *want_problem)
+static char *expand_full(const char *src, struct tmpl_result *res, size_t *len, int *calls)
+{
+	return expand_in(src, DIALECT_PYTHON, res, len, calls);
+}
+
+/* Expands src in dialect d and checks the text and the problem ("" for
+ * none). */
+static void expect_in(enum dialect d, const char *src, const char *want,
+		      const char *want_problem)
 {
 	struct tmpl_result res;
 	char *got;
 
 	memset(&res, 0x55, sizeof(res));   /* tmpl_expand must reset it */
-	got = expand_full(src, &res, NULL, NULL);
+	got = expand_in(src, d, &res, NULL, NULL);
 	assert_string_equal(got, want);
 	assert_string_equal(res.problem, want_problem);
 	assert_false(res.cycle);
 	free(got);
+}
+
+static void expect(const char *src, const char *want, const char *want_problem)
+{
+	expect_in(DIALECT_PYTHON, src, want, want_problem);
+}
+
+static void expect_shell(const char *src, const char *want, const char *want_problem)
+{
+	expect_in(DIALECT_SHELL, src, want, want_problem);
 }
 
 static void test_template__plain_text_is_copied(void **state)
@@ -184,23 +206,64 @@ static void test_template__indices_accepts_1024(void **state)
 	free(got);
 }
 
+/* Problems name the variable, never its value: the value may be built
+ * from a secret. */
 static void test_template__indices_of_a_non_count_is_empty_with_a_problem(void **state)
 {
 	(void)state;
-	expect("[$(indices ZERO)]", "[]",
-	       "$(indices ZERO): \"0\" is not a count from 1 to 1024");
-	expect("[$(indices NEG)]", "[]",
-	       "$(indices NEG): \"-1\" is not a count from 1 to 1024");
+	expect("[$(indices ZERO)]", "[]", "$(indices ZERO): ZERO is 0: no index at all");
+	expect("[$(indices NEG)]", "[]", "$(indices NEG): NEG is -1: no index at all");
 	expect("[$(indices ABC)]", "[]",
-	       "$(indices ABC): \"abc\" is not a count from 1 to 1024");
-	expect("[$(indices BIG)]", "[]",
-	       "$(indices BIG): \"1025\" is not a count from 1 to 1024");
-	expect("[$(indices SPACED)]", "[]",
-	       "$(indices SPACED): \" 8\" is not a count from 1 to 1024");
+	       "$(indices ABC): ABC is not an integer to Python's int()");
 	expect("[$(indices UNSET)]", "[]",
-	       "$(indices UNSET): \"\" is not a count from 1 to 1024");
+	       "$(indices UNSET): UNSET is not an integer to Python's int()");
 	expect("$(indices NONPRINT)", "",
-	       "$(indices NONPRINT): \"??x\" is not a count from 1 to 1024");
+	       "$(indices NONPRINT): NONPRINT is not an integer to Python's int()");
+}
+
+/* range(int(" 8")): Python strips the blanks. No upper bound but the
+ * size of one environment string. */
+static void test_template__indices_reads_the_count_as_the_dialect_does(void **state)
+{
+	(void)state;
+	expect("$(indices SPACED)", "0,1,2,3,4,5,6,7", "");
+	expect("$(indices OCTAL)", "0,1,2,3,4,5,6,7,8,9", "");
+	expect_shell("$(indices OCTAL)", "0,1,2,3,4,5,6,7", "");
+	expect_shell("$(indices SPACED)", "0,1,2,3,4,5,6,7", "");
+	expect_shell("$(indices SUM)", "0,1,2,3", "");
+	expect_shell("[$(indices UNSET)]", "[]",
+		     "$(indices UNSET): UNSET is not set (bash: unbound variable, under set -u)");
+	expect_shell("[$(indices BADOCT)]", "[]",
+		     "$(indices BADOCT): BADOCT is a value too great for its base (bash refuses it)");
+}
+
+static void test_template__dash_default_applies_only_when_unset(void **state)
+{
+	(void)state;
+	expect("${UNSET-x}", "x", "");
+	expect("${EMPTY-x}", "", "");
+	expect("${EMPTY:-x}", "x", "");
+	expect("${IFACE-x}", "ib0", "");
+	expect("${UNSET-${IFACE}}", "ib0", "");
+}
+
+static void test_template__expansion_stops_at_the_limit(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct tmpl_result res;
+	struct fake f = { 0 };
+
+	(void)state;
+	assert_int_equal(tmpl_expand("${HOST}${HOST}${HOST}", DIALECT_PYTHON, 12, fake_lookup, &f,
+				     &sb, &res), 0);
+	assert_true(res.too_long);
+	assert_true(sb.len <= 12);
+	sb_reset(&sb);
+	assert_int_equal(tmpl_expand("${HOST}${HOST}", DIALECT_PYTHON, 10, fake_lookup, &f,
+				     &sb, &res), 0);
+	assert_false(res.too_long);
+	assert_string_equal(sb_str(&sb), "node1node1");
+	sb_release(&sb);
 }
 
 static void test_template__dollar_dollar_is_one_dollar(void **state)
@@ -228,11 +291,10 @@ static void test_template__malformed_reference_is_literal_with_a_problem(void **
 {
 	(void)state;
 	expect("a${bad name}b", "a${bad name}b",
-	       "\"${bad name}\" at column 2 is not ${NAME} or ${NAME:-default}");
-	expect("${}", "${}", "\"${}\" at column 1 is not ${NAME} or ${NAME:-default}");
-	expect("${1X}", "${1X}", "\"${1X}\" at column 1 is not ${NAME} or ${NAME:-default}");
-	expect("${A-x}", "${A-x}", "\"${A-x}\" at column 1 is not ${NAME} or ${NAME:-default}");
-	expect("${A:}", "${A:}", "\"${A:}\" at column 1 is not ${NAME} or ${NAME:-default}");
+	       "\"${bad name}\" at column 2 is not ${NAME}, ${NAME:-default} or ${NAME-default}");
+	expect("${}", "${}", "\"${}\" at column 1 is not ${NAME}, ${NAME:-default} or ${NAME-default}");
+	expect("${1X}", "${1X}", "\"${1X}\" at column 1 is not ${NAME}, ${NAME:-default} or ${NAME-default}");
+	expect("${A:}", "${A:}", "\"${A:}\" at column 1 is not ${NAME}, ${NAME:-default} or ${NAME-default}");
 	expect("x ${IFACE", "x ${IFACE", "unterminated \"${\" at column 3");
 	expect("${UNSET:-${IFACE}", "${UNSET:-${IFACE}", "unterminated \"${\" at column 1");
 	expect("$(indices GPUS_PER_NODE", "$(indices GPUS_PER_NODE",
@@ -248,7 +310,7 @@ static void test_template__malformed_reference_does_not_stop_expansion(void **st
 	(void)state;
 	/* Only the first problem is kept. */
 	expect("${a b} ${IFACE} ${c d}", "${a b} ib0 ${c d}",
-	       "\"${a b}\" at column 1 is not ${NAME} or ${NAME:-default}");
+	       "\"${a b}\" at column 1 is not ${NAME}, ${NAME:-default} or ${NAME-default}");
 }
 
 static void test_template__unknown_function_is_literal_with_a_problem(void **state)
@@ -298,11 +360,11 @@ static void test_template__lookup_error_propagates_and_leaves_out_unchanged(void
 
 	(void)state;
 	assert_int_equal(sb_adds(&sb, "keep"), 0);
-	assert_int_equal(tmpl_expand("x${IFACE}${BROKEN}", fake_lookup, &f, &sb, &res), -EIO);
+	assert_int_equal(tmpl_expand("x${IFACE}${BROKEN}", DIALECT_PYTHON, CONFIG_MAX_VALUE_T, fake_lookup, &f, &sb, &res), -EIO);
 	assert_string_equal(sb_str(&sb), "keep");
 	assert_int_equal(sb.len, 4);
-	assert_int_equal(tmpl_expand("$(indices BROKEN)", fake_lookup, &f, &sb, &res), -EIO);
-	assert_int_equal(tmpl_expand("${UNSET:-${BROKEN}}", fake_lookup, &f, &sb, &res), -EIO);
+	assert_int_equal(tmpl_expand("$(indices BROKEN)", DIALECT_PYTHON, CONFIG_MAX_VALUE_T, fake_lookup, &f, &sb, &res), -EIO);
+	assert_int_equal(tmpl_expand("${UNSET:-${BROKEN}}", DIALECT_PYTHON, CONFIG_MAX_VALUE_T, fake_lookup, &f, &sb, &res), -EIO);
 	assert_string_equal(sb_str(&sb), "keep");
 	sb_release(&sb);
 }
@@ -314,7 +376,7 @@ static void test_template__appends_to_out(void **state)
 
 	(void)state;
 	assert_int_equal(sb_adds(&sb, "a="), 0);
-	assert_int_equal(tmpl_expand("${IFACE}", fake_lookup, &f, &sb, NULL), 0);
+	assert_int_equal(tmpl_expand("${IFACE}", DIALECT_PYTHON, CONFIG_MAX_VALUE_T, fake_lookup, &f, &sb, NULL), 0);
 	assert_string_equal(sb_str(&sb), "a=ib0");
 	sb_release(&sb);
 }
@@ -377,6 +439,9 @@ int main(void)
 		cmocka_unit_test(test_template__indices_counts_from_zero),
 		cmocka_unit_test(test_template__indices_accepts_1024),
 		cmocka_unit_test(test_template__indices_of_a_non_count_is_empty_with_a_problem),
+		cmocka_unit_test(test_template__indices_reads_the_count_as_the_dialect_does),
+		cmocka_unit_test(test_template__dash_default_applies_only_when_unset),
+		cmocka_unit_test(test_template__expansion_stops_at_the_limit),
 		cmocka_unit_test(test_template__dollar_dollar_is_one_dollar),
 		cmocka_unit_test(test_template__other_dollars_are_literal),
 		cmocka_unit_test(test_template__malformed_reference_is_literal_with_a_problem),
