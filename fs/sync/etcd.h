@@ -19,6 +19,10 @@
  * attempt on one endpoint lasts at most opts.attempt_ms (default 1000 ms),
  * connection and TLS handshake included; an etcd member that accepts TCP
  * and never answers (a stopped process) costs one attempt, not a hang.
+ * After a timeout, the call's next attempts get half the time left (at
+ * least 250 ms), so that one more member can be tried: a follower holds
+ * a request it forwarded to a leader that just died, while the others
+ * elect a new one within about a second.
  * etcd_watch() is a stream and runs until it ends, but establishing it
  * (up to the server's "created" answer) has the same bound.
  *
@@ -26,12 +30,15 @@
  * at first) and keeps using the one that answered last. A timeout, a
  * refused or broken connection, a TLS failure, HTTP 503 or an etcd
  * "unavailable" answer ("no leader", "leader changed", "request timed
- * out") moves it to the next endpoint and tries again, while the budget
- * lasts; after each full round without an answer it pauses, 25 ms after
- * the first round doubling to 400 ms, each pause drawn between half and all
- * of that (so that many nodes do not retry in step). Every request carries
- * `Grpc-Metadata-Hasleader: true`, so a member without a leader refuses at
- * once instead of holding the request for 7 s.
+ * out") moves it to the next endpoint. It goes round the endpoints while
+ * the budget lasts and some failure of the last round may pass (a
+ * timeout, a refused connection, no leader); a round of refused TLS
+ * certificates or of servers that are not etcd ends the call. Between
+ * rounds it pauses: 25 ms after the first, doubling to 400 ms, each pause
+ * drawn between half and all of that so that many nodes do not retry in
+ * step. Every request carries `Grpc-Metadata-Hasleader: true`, so a
+ * member without a leader refuses at once instead of holding the request
+ * for 7 s.
  *
  * Retries and uncertainty. A request that was sent and then timed out may
  * still be applied by the cluster. Put and delete are retried anyway (the
@@ -174,9 +181,11 @@ int etcd_connect(struct etcd_client *c, struct etcd_status *out);
 /* /v3/maintenance/status of a member that has a leader. */
 int etcd_status(struct etcd_client *c, struct etcd_status *out);
 
-/* GET /health on the endpoints in turn: 0 when one says healthy (and the
- * client stays on it); -EAGAIN when those that answered say unhealthy (no
- * leader or an alarm). Sends no token. */
+/* GET /health on each endpoint once, in turn, without pauses: 0 when one
+ * says healthy (and the client stays on it); -EAGAIN when those that
+ * answered say unhealthy (no leader, or an alarm). Quick: a member
+ * without a leader says so at once; only silent members cost their
+ * attempt. Sends no token. */
 int etcd_health(struct etcd_client *c);
 
 /* ---- keys --------------------------------------------------------------- */

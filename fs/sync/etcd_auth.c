@@ -99,14 +99,13 @@ void auth_attempt(struct etcd_client *c, unsigned timeout_ms, struct etcd_attemp
 		sb_reset(&at->why);
 		return;
 	}
-	if (at->err == -EACCES || at->err == -EINVAL) {
+	/* etcd's answer (a wrong password is wrong on every member, final);
+	 * a TLS or transport failure keeps its own words and rotation. */
+	if (at->err == -EACCES && at->action == ERR_FINAL) {
 		struct strbuf w = STRBUF_INIT;
 
 		sb_addf(&w, "authenticating as '%s': %s", c->user, sb_str(&at->why));
 		sb_release(&at->why);
 		at->why = w;
-		at->err = -EACCES;
-		/* A wrong password is wrong on every member. */
-		at->action = ERR_FINAL;
 	}
 }

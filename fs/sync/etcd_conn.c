@@ -15,6 +15,12 @@
 
 /* An attempt shorter than this cannot even connect: stop instead. */
 #define MIN_ATTEMPT_MS 5
+/* After a timeout, later attempts of the call get half of what is left,
+ * but not less than this: when a leader dies, a follower holds a request
+ * it forwarded to the dead leader until the timeout, while the cluster
+ * elects a new one within about 1 s; half the rest leaves time for one
+ * more member, which by then knows the new leader. */
+#define SPLIT_MIN_MS 250
 /* The pause after a round of endpoints that all failed: 25 ms doubling
  * to 400 ms, each between half and all of that, so that a call spends its
  * budget on a few well-spread rounds (etcd re-electing a leader needs
@@ -663,6 +669,14 @@ static void conn_sleep(struct etcd_client *c, long ms)
 		curl_multi_poll(c->multi, NULL, 0, (int)ms, NULL);
 }
 
+/* Failures that may pass within the budget (an election, a restart);
+ * the others (TLS refused, not etcd) would only repeat. */
+static bool transient(int err)
+{
+	return err == -ETIMEDOUT || err == -ECONNREFUSED || err == -EHOSTUNREACH ||
+	       err == -ENETUNREACH || err == -ECONNRESET || err == -EAGAIN;
+}
+
 static bool need_token(const struct etcd_client *c, const struct etcd_req *rq)
 {
 	return c->user && !c->token && !c->auth_off && !rq->noauth;
@@ -674,7 +688,7 @@ int conn_call(struct etcd_client *c, const struct etcd_req *rq,
 {
 	struct call_log log = { .n = 0 };
 	int64_t start = conn_now_ms(), deadline = start + c->total_ms;
-	bool reauthed = false, maybe = false;
+	bool reauthed = false, maybe = false, timed_out = false, passing = false;
 	size_t tries = 0;
 	unsigned rounds = 0;
 	int best = 0, err;
@@ -704,6 +718,8 @@ int conn_call(struct etcd_client *c, const struct etcd_req *rq,
 			break;
 		}
 		unsigned t = left < c->attempt_ms ? (unsigned)left : c->attempt_ms;
+		if (timed_out && left >= 2 * SPLIT_MIN_MS && t > left / 2)
+			t = (unsigned)(left / 2);
 		if (authing) {
 			auth_attempt(c, t, &at);
 			if (at.err == 0 && reauthed)
@@ -740,26 +756,39 @@ int conn_call(struct etcd_client *c, const struct etcd_req *rq,
 		log_add(&log, c->ep[c->cur].name, &at.why);
 		sb_release(&at.why);
 		maybe |= at.sent;
+		timed_out |= at.err == -ETIMEDOUT;
+		passing |= transient(at.err);
 		if (!best || err_rank(at.err) >= err_rank(best))
 			best = at.err;
 		if (at.action != ERR_RETRY) {
 			err = at.err;
 			log_message(c, rq->what, &log, -1);
+			if (at.rotate && c->nep > 1) {
+				c->cur = (c->cur + 1) % c->nep;
+				c->stats.failovers++;
+			}
 			break;
 		}
 		if (c->nep > 1) {
 			c->cur = (c->cur + 1) % c->nep;
 			c->stats.failovers++;
 		}
-		if (++tries >= c->nep) {
-			tries = 0;
-			long cap = PAUSE_FIRST_MS << (rounds < PAUSE_MAX_SHIFT ? rounds : PAUSE_MAX_SHIFT);
-			long pause = cap / 2 + rand_r(&c->rnd) % (cap / 2 + 1);
-
-			rounds++;
-			left = deadline - conn_now_ms() - MIN_ATTEMPT_MS;
-			conn_sleep(c, pause < left ? pause : (long)left);
+		if (++tries < c->nep)
+			continue;
+		/* A round is over: another only if it may end differently. */
+		if (rq->one_round || !passing) {
+			err = best;
+			log_message(c, rq->what, &log, -1);
+			break;
 		}
+		long cap = PAUSE_FIRST_MS << (rounds < PAUSE_MAX_SHIFT ? rounds : PAUSE_MAX_SHIFT);
+		long pause = cap / 2 + rand_r(&c->rnd) % (cap / 2 + 1);
+
+		tries = 0;
+		passing = false;
+		rounds++;
+		left = deadline - conn_now_ms() - MIN_ATTEMPT_MS;
+		conn_sleep(c, pause < left ? pause : (long)left);
 	}
 	if (uncertain)
 		*uncertain = maybe;

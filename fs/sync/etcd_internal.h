@@ -131,6 +131,7 @@ struct etcd_req {
 	const char *body;          /* NULL: GET */
 	size_t len;
 	bool noauth;               /* sent without a token (authenticate) */
+	bool one_round;            /* each endpoint once, no pauses (health) */
 };
 
 /* The outcome of one attempt on one endpoint. */
@@ -138,6 +139,8 @@ struct etcd_attempt {
 	int err;                   /* 0 or a negative errno */
 	int action;                /* ERR_* */
 	bool sent;                 /* it may have reached the server */
+	bool rotate;               /* final, but the next call should start
+	                            * on the next endpoint (a watch ended) */
 	struct strbuf why;         /* what went wrong, without the endpoint */
 	struct json_object *reply; /* unary success: the reply (owned) */
 };

@@ -86,7 +86,8 @@ static void health_attempt(struct etcd_client *c, const struct etcd_req *rq,
 
 int etcd_health(struct etcd_client *c)
 {
-	struct etcd_req rq = { .what = "health", .path = "/health", .noauth = true };
+	struct etcd_req rq = { .what = "health", .path = "/health", .noauth = true,
+	                       .one_round = true };
 	struct json_object *reply = NULL;
 	int err;
 

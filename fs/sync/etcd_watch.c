@@ -313,8 +313,8 @@ static int watch_tick(void *arg, CURL *done, CURLcode rc)
 			sb_release(&pa.why);
 			return 0;
 		}
-		finish(w, -ECONNRESET, ERR_FINAL, "the member stopped serving (probe: %s)",
-		       sb_str(&pa.why));
+		finish(w, -ECONNRESET, ERR_FINAL, "the member %s (probe: %s)",
+		       pa.err == -ETIMEDOUT ? "stopped answering" : "cannot serve", sb_str(&pa.why));
 		sb_release(&pa.why);
 		return -ECONNRESET;
 	}
@@ -387,10 +387,7 @@ static void watch_attempt(struct etcd_client *c, const struct etcd_req *rq,
 	at->sent = false;
 	/* The member that ended a stream may well be the problem: the
 	 * caller's next watch starts on the next endpoint. */
-	if (at->err == -ECONNRESET && at->action == ERR_FINAL && c->nep > 1) {
-		c->cur = (c->cur + 1) % c->nep;
-		c->stats.failovers++;
-	}
+	at->rotate = at->err == -ECONNRESET && at->action == ERR_FINAL;
 }
 
 int etcd_watch(struct etcd_client *c, const char *prefix, int64_t start_revision,

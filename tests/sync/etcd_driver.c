@@ -37,6 +37,15 @@ static int64_t now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* The wall clock in ms, for the shell's $EPOCHREALTIME. */
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void usage(void)
 {
 	fputs("usage: etcd_driver [--endpoints LIST] [--ca F --cert F --key F]\n"
@@ -210,8 +219,8 @@ static int watch_loop(struct etcd_client *c, const char *prefix, int64_t from, s
 		if (resume && transient(err)) {
 			unsigned d = etcd_backoff_ms(++failures > 3 ? 3 : failures);
 
-			printf("# reconnect %s from %" PRId64 " in %u ms: %s\n", strerrorname_np(-err),
-			       end.next_revision, d, etcd_errmsg(c));
+			printf("# reconnect %s from %" PRId64 " in %u ms at %" PRId64 ": %s\n",
+			       strerrorname_np(-err), end.next_revision, d, wall_ms(), etcd_errmsg(c));
 			fflush(stdout);
 			usleep(d * 1000);
 			from = end.next_revision;
