@@ -439,11 +439,15 @@ static void transport(struct etcd_client *c, CURL *h, CURLcode rc, struct etcd_a
 			        " it refused our client certificate? (%s)", e);
 			return;
 		}
-		at->err = -ECONNRESET;
-		if (rc == CURLE_GOT_NOTHING && !c->tls)
+		/* A TLS member closes a plain HTTP request without a word:
+		 * on a new connection that is the endpoint's scheme. */
+		if (rc == CURLE_GOT_NOTHING && !c->tls && connects > 0) {
+			at->err = -EPROTO;
 			sb_addf(&at->why, "empty reply, is the endpoint https? (%s)", e);
-		else
-			sb_addf(&at->why, "connection broken: %s", e);
+			return;
+		}
+		at->err = -ECONNRESET;
+		sb_addf(&at->why, "connection broken: %s", e);
 		return;
 	case CURLE_OUT_OF_MEMORY:
 		at->err = -ENOMEM;

@@ -9,7 +9,8 @@
 # Members are numbered from 0. Each has its client and peer port (distinct,
 # free when picked), its data directory and log under the test's temporary
 # directory; an EXIT/INT/TERM trap kills every member (and any straggler
-# whose command line names that directory) and removes it.
+# whose command line names that directory, and the test's background
+# jobs) and removes it.
 #
 # etcd_cluster_start N [tls] [ETCD FLAG...]: with `tls`, members serve
 # https with --client-cert-auth (peers stay on plain http), and files are
@@ -78,6 +79,11 @@ cleanup() {
 	done
 	for p in $(etcd_stragglers); do
 		[ "$p" != $$ ] && kill -CONT "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null
+	done
+	# The test's own background jobs (drivers watching, writing): a
+	# failed test must not leave them holding the test's output open.
+	for p in $(jobs -p); do
+		kill -KILL "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
 	rm -rf "$TMP"
@@ -375,6 +381,39 @@ drv() {
 		a+=(--ca "$TLS/ca.crt" --cert "$TLS/client.crt" --key "$TLS/client.key")
 	fi
 	"$ETCD_DRIVER" "${a[@]}" "$@"
+}
+
+# wait_line FILE REGEX [BUDGET_S]: waits (default 10 s) until a line of
+# FILE matches the extended REGEX.
+wait_line() {
+	wait_count "$1" "$2" 1 "${3:-10}"
+}
+
+# wait_count FILE REGEX N [BUDGET_S]: waits until N lines of FILE match.
+wait_count() {
+	local t
+	for t in $(seq 1 $((${4:-10} * 20))); do
+		[ "$(grep -Ec -- "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+		sleep 0.05
+	done
+	fail "fewer than $3 lines /$2/ in $1 after ${4:-10} s: $(cat "$1" 2>/dev/null)"
+}
+
+# expect_error ERRNO REGEX CMD [ARG...]: CMD (drv, or the driver with
+# arguments of its own) fails with exit status 3 and the message
+# "error ERRNO MS: ..." matching REGEX. Its stdout is left in $TMP/out,
+# its stderr in $TMP/err and appended to $TMP/all.err (checked for
+# secrets by tests that have some); MS (the call's duration) in ERR_MS.
+expect_error() {
+	local want=$1 re=$2 rc=0
+	shift 2
+	"$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
+	cat "$TMP/err" >>"$TMP/all.err"
+	[ "$rc" = 3 ] || fail "${*: -3}: exit status $rc, want 3: $(cat "$TMP/out" "$TMP/err")"
+	grep -Eq -- "^error $want [0-9]+: .*$re" "$TMP/err" ||
+		fail "${*: -3}: want $want /$re/, got: $(cat "$TMP/err")"
+	ERR_MS=$(sed -n "s/^error $want \([0-9]*\): .*/\1/p" "$TMP/err" | head -1)
+	note "$want in $ERR_MS ms: $(head -1 "$TMP/err" | cut -d' ' -f4-)"
 }
 
 # Milliseconds since the epoch, without a fork.

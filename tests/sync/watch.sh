@@ -6,16 +6,6 @@
 
 etcd_cluster_start 3
 
-# wait_line FILE REGEX [BUDGET_S]: waits until FILE has a line matching.
-wait_line() {
-	local t
-	for t in $(seq 1 $((${3:-10} * 20))); do
-		grep -Eq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	fail "no line /$2/ in $1 after ${3:-10} s: $(cat "$1" 2>/dev/null)"
-}
-
 # ---- from a revision, in order, only the prefix ----------------------------------
 declare -a rev
 for i in 1 2 3 4 5; do
@@ -76,12 +66,8 @@ for i in 1 2 3; do drv put "/c/k$i" "$i" >/dev/null; done
 old=$(($(etcd_revision) - 2))
 etcd_compact
 now=$(etcd_revision)
-rc=0
-out=$(drv watch /c/ "$old" 1 10 2>"$TMP/err") || rc=$?
-[ "$rc" = 3 ] || fail "watch from a compacted revision: rc $rc, $out"
-grep -q "^compacted $now$" <<<"$out" || fail "compaction not reported: $out"
-grep -q "^error ESTALE .*revision $old is compacted (the oldest kept is $now)" "$TMP/err" ||
-	fail "compaction message: $(cat "$TMP/err")"
+expect_error ESTALE "revision $old is compacted \(the oldest kept is $now\)" drv watch /c/ "$old" 1 10
+grep -q "^compacted $now$" "$TMP/out" || fail "compaction not reported: $(cat "$TMP/out")"
 # With --resume: read again, then watch from the read's revision.
 (drv --resume watch /c/ "$old" 1 10 >"$TMP/c.out") &
 wpid=$!
@@ -93,11 +79,9 @@ grep -q "^ev $r PUT /c/after " "$TMP/c.out" || fail "no event after the re-read:
 
 # ---- interrupt from another thread ----------------------------------------------------
 t0=$(now_ms)
-rc=0
-out=$(drv watch /quiet/ 0 1 1 2>"$TMP/err") || rc=$?
+expect_error EINTR 'interrupted' drv watch /quiet/ 0 1 1
 t=$(($(now_ms) - t0))
-grep -q '^end EINTR$' <<<"$out" && grep -q '^error EINTR ' "$TMP/err" ||
-	fail "interrupt: rc $rc $out $(cat "$TMP/err")"
+grep -q '^end EINTR$' "$TMP/out" || fail "interrupt: $(cat "$TMP/out")"
 [ "$t" -lt 5000 ] || fail "an interrupted watch took $t ms to return"
 
 echo "PASS"

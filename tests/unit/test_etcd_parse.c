@@ -206,19 +206,21 @@ static void test_errors(void **state)
 	assert_int_equal(action, ERR_RETRY);
 	assert_int_equal(err_from_grpc(13, "boom", &action, &amb), -EIO);
 
-	/* Both shapes of error replies. */
-	const char *u = "{\"error\":\"etcdserver: no leader\",\"message\":\"etcdserver: no leader\",\"code\":14}";
-	assert_int_equal(ej_parse(u, strlen(u), &o), 0);
-	assert_int_equal(err_parse_reply(o, &code, &m), 0);
-	assert_int_equal(code, 14);
-	assert_string_equal(m, "etcdserver: no leader");
-	json_object_put(o);
-	const char *s = "{\"error\":{\"grpc_code\":14,\"http_code\":503,\"message\":\"etcdserver: no leader\"}}";
-	assert_int_equal(ej_parse(s, strlen(s), &o), 0);
-	assert_int_equal(err_parse_reply(o, &code, &m), 0);
-	assert_int_equal(code, 14);
-	assert_string_equal(m, "etcdserver: no leader");
-	json_object_put(o);
+	/* Every shape of error reply: 3.4 unary, 3.5+ unary, 3.4 and 3.5+
+	 * stream. */
+	static const char *const shapes[] = {
+		"{\"error\":\"etcdserver: no leader\",\"message\":\"etcdserver: no leader\",\"code\":14}",
+		"{\"code\":14,\"message\":\"etcdserver: no leader\",\"details\":[]}",
+		"{\"error\":{\"grpc_code\":14,\"http_code\":503,\"message\":\"etcdserver: no leader\"}}",
+		"{\"error\":{\"code\":14,\"message\":\"etcdserver: no leader\"}}",
+	};
+	for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+		assert_int_equal(ej_parse(shapes[i], strlen(shapes[i]), &o), 0);
+		assert_int_equal(err_parse_reply(o, &code, &m), 0);
+		assert_int_equal(code, 14);
+		assert_string_equal(m, "etcdserver: no leader");
+		json_object_put(o);
+	}
 	const char *r = "{\"header\":{}}";
 	assert_int_equal(ej_parse(r, strlen(r), &o), 0);
 	assert_int_equal(err_parse_reply(o, &code, &m), -EPROTO);
