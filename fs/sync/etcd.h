@@ -15,7 +15,9 @@
  *
  * Bounds. Every call below but etcd_watch() returns within opts.total_ms
  * (default 2000 ms) plus scheduling delays: the time of every attempt,
- * re-authentication and back-off is taken from that one budget. One
+ * re-authentication and back-off is taken from that one budget. (curl
+ * cannot cut short the CPU work of a TLS handshake: milliseconds on a
+ * machine, seconds under valgrind.) One
  * attempt on one endpoint lasts at most opts.attempt_ms (default 1000 ms),
  * connection and TLS handshake included; an etcd member that accepts TCP
  * and never answers (a stopped process) costs one attempt, not a hang.
