@@ -326,7 +326,10 @@ struct etcd_event {
 /* Called with the n events of one revision, in revision order; with n 0
  * once when the watch is established (revision: the store's revision
  * then) and on progress notices. Return 0 to go on, > 0 to stop the watch
- * (etcd_watch returns 0), < 0 to stop with that error. */
+ * (etcd_watch returns 0), < 0 to stop with that error. It runs on the
+ * watching thread, inside the client's transfer: it must not call the
+ * watching client (another client is fine), and it should hand the events
+ * on rather than block, since the stream waits meanwhile. */
 typedef int (*etcd_watch_fn)(void *arg, int64_t revision,
                              const struct etcd_event *ev, size_t n);
 
