@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Leases on a real etcd: a key put with a lease goes when the lease
+# expires, stays while keepalives come, and goes at once on revoke.
+. "$(dirname "$0")/lib.sh"
+
+etcd_cluster_start 1
+
+# wait_gone KEY BUDGET_S: waits until KEY does not exist.
+wait_gone() {
+	local t rc
+	for t in $(seq 1 $(($2 * 10))); do
+		rc=0
+		drv get "$1" >/dev/null 2>&1 || rc=$?
+		[ "$rc" = 1 ] && return 0
+		[ "$rc" = 0 ] || fail "get $1: rc $rc"
+		sleep 0.1
+	done
+	fail "$1 still exists after $2 s"
+}
+
+# ---- expiry ------------------------------------------------------------------
+out=$(drv lease-grant 2 : put /l/a v last : meta /l/a)
+id=$(sed -n 's/^lease \([0-9]*\) ttl 2$/\1/p' <<<"$out")
+[ -n "$id" ] || fail "lease grant: $out"
+grep -q "lease $id len 1 " <<<"$out" || fail "the key is not on the lease: $out"
+t0=$(now_ms)
+wait_gone /l/a 6
+note "a key on a 2 s lease went after $(($(now_ms) - t0)) ms"
+expect_error ENOENT 'no such lease' drv lease-keepalive "$id"
+expect_error ENOENT 'no such lease' drv lease-ttl "$id"
+
+# A TTL under etcd's minimum is raised to it.
+out=$(drv lease-grant 1 : lease-ttl last)
+grep -q '^remaining [0-9]* granted 2$' <<<"$out" || fail "a 1 s lease: $out"
+
+# ---- keepalive keeps the key -----------------------------------------------------
+out=$(drv lease-grant 2 : put /l/b v last)
+id=$(sed -n 's/^lease \([0-9]*\) ttl 2$/\1/p' <<<"$out")
+out=$(drv lease-hold "$id" 5) || fail "keepalives: $out"
+note "5 s of keepalives on a 2 s lease: $out"
+[ "$(drv get /l/b)" = v ] || fail "the key went although keepalives came"
+out=$(drv lease-ttl "$id")
+grep -Eq '^remaining [12] granted 2$' <<<"$out" || fail "ttl after keepalives: $out"
+
+# ---- revoke deletes at once ------------------------------------------------------------
+drv lease-revoke "$id" | grep -q '^revoked$' || fail "revoke"
+rc=0
+drv get /l/b >/dev/null 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "the key outlived its revoked lease"
+expect_error ENOENT 'lease not found' drv lease-revoke "$id"
+
+# A put on a lease that does not exist.
+expect_error ENOENT 'lease not found' drv put /l/c v 12345
+
+echo "PASS"
