@@ -1563,9 +1563,10 @@ static int fixed_point_warning(struct sim *s1, struct evar *a, const struct sim 
 	}
 	if (!err)
 		err = diag_add(&s1->diags, DIAG_WARNING, file, line, 0, "%s", sb_str(&msg));
+	/* explain says it under the variable, without the name it is under. */
 	if (!err)
-		err = explain_add(s1, a, "launch: does not survive a launch fed these views (see "
-				  "diagnostics)");
+		err = explain_add(s1, a, "launch: %s", sb_str(&msg) + a->name_len +
+				  (sb_str(&msg)[a->name_len] == ':' ? 2 : 1));
 out:
 	sb_release(&msg);
 	sb_release(&reads);

@@ -492,7 +492,9 @@ static void test_launch__override_of_hip_visible_devices_does_not_survive(void *
 	value_is(s, "HIP_VISIBLE_DEVICES", "0,1");
 	diag_with(s, DIAG_WARNING, "HIP_VISIBLE_DEVICES", "does not survive",
 		  "set GPUS_PER_NODE instead", NULL);
-	assert_non_null(strstr(var(s, "HIP_VISIBLE_DEVICES")->explain, "does not survive"));
+	assert_non_null(strstr(var(s, "HIP_VISIBLE_DEVICES")->explain,
+			       "launch: the value shown (layer override) does not survive"));
+	assert_non_null(strstr(var(s, "HIP_VISIBLE_DEVICES")->explain, "set GPUS_PER_NODE instead"));
 	done(&r);
 
 	/* Overriding what it derives from survives. */
