@@ -12,6 +12,7 @@
 #include "resolve_internal.h"
 #include "spec_share.h"
 #include "template.h"
+#include "view.h"
 
 /* Precedence inside one directory; `mode: set` entries sit between cli and
  * config, the runner above the backend at equal mode. */
@@ -1287,21 +1288,6 @@ static int resolve_var(struct rctx *r, struct rvar *v)
 
 /* ---- snapshot -------------------------------------------------------- */
 
-static bool is_view_name(const char *name)
-{
-	static const char *const views[] = { "env_file", "environ", "env.sh", "env.json",
-					     "explain", "digest", NULL };
-	size_t k;
-
-	/* Every view name starts with 'e' or 'd'; variable names rarely do. */
-	if (name[0] != 'e' && name[0] != 'd')
-		return false;
-	for (k = 0; views[k]; k++)
-		if (!strcmp(name, views[k]))
-			return true;
-	return false;
-}
-
 static const char *arena_sb(struct rctx *r, const struct strbuf *sb)
 {
 	if (!sb->len)
@@ -1377,7 +1363,7 @@ static int build_snapshot(struct rctx *r, struct snapshot **out)
 		    (sv->source && v->source_ext &&
 		     !(sv->source = arena_strdup(s->arena, v->source))))
 			goto out;
-		if (v->set && is_view_name(v->name)) {
+		if (v->set && view_is_name(v->name)) {
 			sv->view_name = true;
 			diag_add(&s->diags, DIAG_WARNING, sv->source, 0, 0,
 				 "%s is named like a view file; it is only reachable through the views",
