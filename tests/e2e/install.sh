@@ -69,7 +69,7 @@ version=$(meson introspect --projectinfo "$build" | python3 -c 'import json,sys;
 [ "$("$bin" --version)" = "primus-envfs $version" ] ||
 	fail "installed --version says '$("$bin" --version)', expected 'primus-envfs $version'"
 "$bin" --help >"$tmp/help" || fail "installed --help failed"
-for w in resolve check exec --specs --config --inherit --pass --env --arch --state; do
+for w in resolve check exec list --specs --config --inherit --pass --env --env-file --extra-arch --state --host-root; do
 	grep -q -- "$w" "$tmp/help" || fail "--help does not mention $w"
 done
 

@@ -172,7 +172,8 @@ out=$( (echo x >"$MNT/status") 2>&1) && fail "wrote status"
 envfs_umount
 
 # -o allow_other: other users get in, and the kernel checks modes.
-envfs_mount "${IN[@]}" --env HF_TOKEN=xyz-secret -o allow_other
+printf 'HF_TOKEN=xyz-secret\n' >"$TMP/secret.env"
+envfs_mount "${IN[@]}" --env-file "$TMP/secret.env" -o allow_other
 opts=$(awk -v m="$MNT" '$2 == m { print $4 }' /proc/mounts)
 [[ ",$opts," == *,allow_other,* && ",$opts," == *,default_permissions,* ]] ||
 	fail "-o allow_other: mount options $opts"

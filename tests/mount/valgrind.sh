@@ -28,7 +28,8 @@ chmod +x "$TMP/vg-envfs"
 ENVFS_BIN="$TMP/vg-envfs"
 
 cp "$FIX/exp.yaml" "$TMP/exp.yaml"
-envfs_mount --specs "$ENVFS_SPECS" --config "$TMP/exp.yaml" --env HF_TOKEN=hf_secret
+printf 'HF_TOKEN=hf_secret\n' >"$TMP/secret.env"
+envfs_mount --specs "$ENVFS_SPECS" --config "$TMP/exp.yaml" --env-file "$TMP/secret.env"
 D="$MNT/env/maxtext/gfx950"
 for f in env_file environ env.sh env.json explain digest; do
 	cat "$D/$f" >/dev/null || fail "read $f under valgrind"
