@@ -108,12 +108,23 @@ fi
 mv "$tmp/torchtitan.yaml.hidden" "$specs/torchtitan.yaml"
 "$bin" resolve -b torchtitan -a gfx950 >/dev/null || fail "installed torchtitan spec restored but not found"
 
-# A systemd unit, if this build installs one, starts the installed binary.
-unit=$(find "$dest" -name 'primus-envfs*.service' | head -n 1)
-if [ -n "$unit" ]; then
-	grep -q "^ExecStart=$bindir/primus-envfs " "$unit" ||
-		fail "$unit: ExecStart does not run $bindir/primus-envfs"
-fi
+# The system pieces: the systemd unit (under PREFIX/lib/systemd/system,
+# which systemd reads, running the installed binary), mount(8)'s helper
+# link (in /sbin unless -Dmount_helper_dir says otherwise; tests/mount/
+# mount8.sh runs it through mount(8)), and the completions where
+# bash-completion and zsh look, unchanged.
+unit=$dest$prefix/lib/systemd/system/primus-envfs.service
+[ -f "$unit" ] || fail "no systemd unit at $unit"
+grep -q "^ExecStart=$bindir/primus-envfs " "$unit" ||
+	fail "$unit: ExecStart does not run $bindir/primus-envfs"
+helper=$(find "$dest" -name mount.fuse.primus-envfs)
+[ -n "$helper" ] && [ "$(readlink "$helper")" = "$bindir/primus-envfs" ] ||
+	fail "no mount.fuse.primus-envfs link to $bindir/primus-envfs under $dest"
+src=$(cd "$ENVFS_FIXTURES/../.." && pwd)
+cmp -s "$src/system/primus-envfs.bash" "$dest$datadir/bash-completion/completions/primus-envfs" ||
+	fail "the bash completion is not installed in $datadir/bash-completion/completions"
+cmp -s "$src/system/_primus-envfs" "$dest$datadir/zsh/site-functions/_primus-envfs" ||
+	fail "the zsh completion is not installed in $datadir/zsh/site-functions"
 
 # The man page renders, with every subcommand, view, xattr and errno.
 if ! command -v man >/dev/null 2>&1; then
