@@ -59,6 +59,11 @@ zpty z zsh -f -i
 zpty -w z "unset zle_bracketed_paste; PS1='> '; PATH=$PATH; fpath=($ZSH_DIR \$fpath)"
 zpty -w z "autoload -Uz compinit; compinit -u -D -d /dev/null"
 zpty -w z "show() { print -r -- \"\$BUFFER\" >>$out; }; zle -N show; bindkey '^X^B' show"
+# Type nothing before the line editor runs: what comes while a command
+# still runs reaches the terminal, not zle, and a TAB there completes
+# nothing. Wait for the output of the last setup command, then a prompt.
+zpty -w z "print SETUP''DONE"
+zpty -r -m z buf '*SETUPDONE*> '
 n=0
 for line in "$@"; do
   zpty -w -n z "$line"$'\t'
