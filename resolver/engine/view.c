@@ -219,8 +219,34 @@ static const char *compose_reason(const struct snap_var *v)
 	return NULL;
 }
 
+/* Whether dotenv reads v unquoted as it is: its unquoted values lose
+ * leading and trailing blanks and a " #" comment, and a leading quote
+ * starts a quoted value. Non-ASCII bytes before '#' count as blanks
+ * (Python's \s is Unicode's). */
+static bool compose_unquoted_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (!n || s[0] == '\'' || s[0] == '"' || s[0] == ' ' || s[0] == '\t' ||
+	    (unsigned char)s[0] >= 0x80 || s[n - 1] == ' ' || s[n - 1] == '\t')
+		return false;
+	for (i = 1; i < n; i++) {
+		unsigned char p = (unsigned char)s[i - 1];
+
+		if (s[i] == '#' && (p <= ' ' || p >= 0x80))
+			return false;
+		if (s[i] == '\n' || (unsigned char)s[i] < 0x20)
+			return false;
+	}
+	return true;
+}
+
 /* NAME='value' lines: in python-dotenv's single quotes only \\ and \'
- * are escapes, and newlines, '#', '"', '$' and trailing blanks are kept. */
+ * are escapes, and newlines, '#', '"', '$' and trailing blanks are kept.
+ * Its pattern for them cannot end in an escaped backslash (\\' reads as
+ * an escaped quote, and the value runs on into the next line), so a
+ * value ending in '\' is written unquoted when dotenv reads it back
+ * unchanged that way, and left out otherwise. */
 static int render_compose(const struct snapshot *s, struct strbuf *out, struct vsink *k)
 {
 	size_t i, j;
@@ -230,27 +256,36 @@ static int render_compose(const struct snapshot *s, struct strbuf *out, struct v
 		return err;
 	for (i = 0; i < s->nvars; i++) {
 		const struct snap_var *v = &s->vars[i];
-		const char *why;
+		bool bs_end = v->value_len && v->value[v->value_len - 1] == '\\';
+		const char *why = compose_reason(v);
 
 		if (!exported(v))
 			continue;
-		if ((why = compose_reason(v))) {
+		if (!why && bs_end && !compose_unquoted_ok(v->value, v->value_len))
+			why = "value ends with a backslash, which docker-compose 1.29 cannot read back";
+		if (why) {
 			if ((err = add_omitted(out, "# ", v, why)) < 0)
 				return err;
 			continue;
 		}
-		if ((err = sb_add(out, v->name, v->name_len)) < 0 ||
-		    (err = sb_adds(out, "='")) < 0)
+		if ((err = sb_add(out, v->name, v->name_len)) < 0 || (err = sb_addc(out, '=')) < 0)
 			return err;
-		for (j = 0; j < v->value_len && !err; j++) {
-			char c = v->value[j];
+		if (bs_end) {
+			err = sb_add(out, v->value, v->value_len);
+		} else {
+			err = sb_addc(out, '\'');
+			for (j = 0; j < v->value_len && !err; j++) {
+				char c = v->value[j];
 
-			if (c == '\\' || c == '\'')
-				err = sb_addc(out, '\\');
+				if (c == '\\' || c == '\'')
+					err = sb_addc(out, '\\');
+				if (!err)
+					err = sb_addc(out, c);
+			}
 			if (!err)
-				err = sb_addc(out, c);
+				err = sb_addc(out, '\'');
 		}
-		if (err < 0 || (err = sb_adds(out, "'\n")) < 0)
+		if (err < 0 || (err = sb_addc(out, '\n')) < 0)
 			return err;
 		vsink_step(k, out);
 	}
