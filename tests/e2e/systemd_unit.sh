@@ -6,6 +6,10 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
+if [ "${ENVFS_HAS_MOUNT:-1}" != 1 ]; then
+	echo "built with -Dfuse=disabled: no mount, no unit" >&2
+	exit 77
+fi
 build=$(cd "$(dirname "$ENVFS_BIN")/.." && pwd)
 unit="$build/system/primus-envfs.service"
 [ -f "$unit" ] || fail "the build configured no unit at $unit"

@@ -90,8 +90,8 @@ done
 # Without -f, a start that fails after the fork (here: no address space
 # for the workers' stacks) still exits 2 with its reason on the terminal:
 # the shell is told only once the threads run (fs/mount/daemonize.h). ASan
-# needs terabytes of address space, so not under it.
-if ! grep -q __asan_init "$ENVFS_BIN" 2>/dev/null; then
+# and TSan need terabytes of address space, so not under them.
+if ! grep -q -e __asan_init -e __tsan_init "$ENVFS_BIN" 2>/dev/null; then
 	rc=0
 	(ulimit -v 20000 && exec "$ENVFS_BIN" "${IN[@]}" "$MNT") 2>"$TMP/bgfail.err" || rc=$?
 	[ "$rc" -eq 2 ] || fail "background start without workers exited $rc, not 2"

@@ -8,8 +8,8 @@ if ! command -v valgrind >/dev/null; then
 	echo "valgrind is not installed: skipped" >&2
 	exit 77
 fi
-if grep -q __asan_init "$ENVFS_BIN" 2>/dev/null; then
-	echo "the binary is built with AddressSanitizer, which valgrind cannot run: skipped" >&2
+if grep -q -e __asan_init -e __tsan_init "$ENVFS_BIN" 2>/dev/null; then
+	echo "the binary is built with a sanitizer (ASan, TSan), which valgrind cannot run: skipped" >&2
 	exit 77
 fi
 
