@@ -150,8 +150,18 @@ for w in NAME SYNOPSIS DESCRIPTION OPTIONS "EXIT STATUS" FILES \
 	user.primus.layer user.primus.source user.primus.layers user.primus.shadowed \
 	user.primus.default user.primus.note user.primus.exported user.primus.effective \
 	EACCES EPERM ENOTSUP EINVAL EFBIG EXDEV EROFS ENODATA \
-	SIGTERM fstab systemd; do
+	SIGTERM fstab systemd list --env-file --extra-arch --host-root --force --quiet \
+	compose.env "EXIT STATUS" 64 127 126 mount.fuse.primus-envfs SECRETS host \
+	config= state= inherit= env= env_file= extra_arch= host_root= nofail _netdev; do
 	grep -qF -- "$w" "$tmp/man.flat" || fail "the rendered man page does not mention '$w'"
+done
+# Every option any --help names is in the man page, and every exit status
+# a command's --help gives is in its EXIT STATUS entry.
+for cmd in "" resolve check exec list; do
+	"$bin" $cmd --help >"$tmp/h" || fail "$cmd --help failed"
+	for o in $(grep -oE -- '(^|[ ,(])--?[a-z][a-z-]*' "$tmp/h" | sed 's/^[ ,(]//' | sort -u); do
+		grep -qF -- "$o" "$tmp/man.flat" || fail "'${cmd:-mount} --help' names $o, which the man page does not"
+	done
 done
 
 echo "install: binary, $nspecs specs and man page installed under $dest$prefix; all checks passed"
