@@ -201,6 +201,8 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_args 
 	} else if (nlong) {
 		a->arch = long_arch[nlong - 1];
 	}
+	if ((cmd->flags & CLI_DIR_REQUIRED) && (!a->backend || !a->arch))
+		return cli_usage_error(cmd, "-b BACKEND and -a ARCH are required"), -EINVAL;
 	if (cmd->flags & CLI_COMMAND) {
 		if (optind >= argc)
 			return cli_usage_error(cmd, "no COMMAND to run"), -EINVAL;
@@ -210,4 +212,16 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_args 
 	if (optind < argc)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]), -EINVAL;
 	return 0;
+}
+
+bool cli_start(const struct cli_cmd *cmd, int argc, char **argv, struct cli_args *a, int *rc)
+{
+	*rc = CLI_EX_USAGE;
+	if (cli_parse(cmd, argc, argv, a) < 0)
+		return false;
+	*rc = 0;
+	if (a->help)
+		return false;
+	*rc = 2;
+	return inputs_finish(&a->ci) == 0;
 }

@@ -19,6 +19,7 @@ enum cli_flags {
 	CLI_FORCE = 4,        /* --force */
 	CLI_QUIET = 8,        /* -q, --quiet */
 	CLI_COMMAND = 16,     /* [--] COMMAND [ARG...] ends the options */
+	CLI_DIR_REQUIRED = 32, /* -b and -a must both be given */
 };
 
 struct cli_cmd {
@@ -47,6 +48,12 @@ struct cli_args {
  * after printing one line naming the problem (exit CLI_EX_USAGE). Free
  * a->ci with inputs_release() either way. */
 int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_args *a);
+/* The start every command shares: parses argv, prints the help for -h,
+ * and reads the inputs (inputs_finish). Returns true when the command
+ * goes on; false with *rc the exit status to return: 0 after the help,
+ * CLI_EX_USAGE for the command line, 2 for an input that cannot be read.
+ * Free a->ci with inputs_release() either way. */
+bool cli_start(const struct cli_cmd *cmd, int argc, char **argv, struct cli_args *a, int *rc);
 /* Prints "primus-envfs: CMD: MESSAGE (see primus-envfs CMD --help)" and
  * returns CLI_EX_USAGE. */
 int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)

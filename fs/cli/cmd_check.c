@@ -133,16 +133,11 @@ int cmd_check(int argc, char **argv)
 	struct report r = REPORT_INIT;
 	struct world *w = NULL;
 	size_t k, counts[3] = { 0 };
-	int rc = CLI_EX_USAGE, err = 0, n, dirs = 0;
+	int rc, err = 0, n, dirs = 0;
 
-	if (cli_parse(&cmd, argc, argv, &a) < 0)
-		goto out;
-	rc = 0;
-	if (a.help)
+	if (!cli_start(&cmd, argc, argv, &a, &rc))
 		goto out;
 	rc = 2;
-	if (inputs_finish(&a.ci) < 0)
-		goto out;
 	err = load_world(&a.ci, false, &w);
 	if (!w || report_add(&r, &w->diags, 0, NULL, NULL) < 0)
 		goto out;

@@ -14,7 +14,7 @@
 
 static const struct cli_cmd cmd = {
 	.name = "exec",
-	.flags = CLI_DIR | CLI_FORCE | CLI_COMMAND,
+	.flags = CLI_DIR | CLI_DIR_REQUIRED | CLI_FORCE | CLI_COMMAND,
 	.synopsis = "[INPUTS] -b BACKEND -a ARCH [--force] [--] COMMAND [ARG...]",
 	.help =
 	"Run COMMAND with exactly the resolved environment of BACKEND/ARCH and\n"
@@ -74,12 +74,9 @@ int cmd_exec(int argc, char **argv)
 	struct cli_args a;
 	struct snapshot *s = NULL;
 	char **envp = NULL;
-	int rc = CLI_EX_USAGE;
+	int rc;
 
-	if (cli_parse(&cmd, argc, argv, &a) < 0)
-		goto out;
-	rc = 0;
-	if (a.help)
+	if (!cli_start(&cmd, argc, argv, &a, &rc))
 		goto out;
 	if ((rc = resolve_one(&a, &s)) != 0)
 		goto out;

@@ -82,16 +82,11 @@ int cmd_list(int argc, char **argv)
 	struct world *w = NULL;
 	bool json;
 	size_t k;
-	int rc = CLI_EX_USAGE, err = 0;
+	int rc, err = 0;
 
-	if (cli_parse(&cmd, argc, argv, &a) < 0)
-		goto out;
-	rc = 0;
-	if (a.help)
+	if (!cli_start(&cmd, argc, argv, &a, &rc))
 		goto out;
 	rc = 2;
-	if (inputs_finish(&a.ci) < 0)
-		goto out;
 	if (load_world(&a.ci, true, &w) < 0 && (!w || !w->specs))
 		goto out;
 	json = !strcmp(a.format, "json");

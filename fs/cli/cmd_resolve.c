@@ -14,7 +14,7 @@ static const char *const formats[] = { "env_file", "environ", "sh", "json", "com
 
 static const struct cli_cmd cmd = {
 	.name = "resolve",
-	.flags = CLI_DIR | CLI_FORMAT | CLI_FORCE,
+	.flags = CLI_DIR | CLI_DIR_REQUIRED | CLI_FORMAT | CLI_FORCE,
 	.synopsis = "[INPUTS] -b BACKEND -a ARCH [--format FORMAT] [--force]",
 	.help =
 	"Print one view of BACKEND/ARCH: byte for byte the mount's file of that name.\n"
@@ -53,12 +53,9 @@ int cmd_resolve(int argc, char **argv)
 	struct snapshot *s = NULL;
 	struct strbuf out = STRBUF_INIT;
 	enum view_kind kind;
-	int rc = CLI_EX_USAGE;
+	int rc;
 
-	if (cli_parse(&cmd, argc, argv, &a) < 0)
-		goto out;
-	rc = 0;
-	if (a.help)
+	if (!cli_start(&cmd, argc, argv, &a, &rc))
 		goto out;
 	if (view_from_name(a.format, &kind) < 0 && (rc = CLI_EX_USAGE))
 		goto out;

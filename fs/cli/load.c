@@ -80,10 +80,6 @@ int resolve_one(struct cli_args *a, struct snapshot **out)
 	int loaded, err, rc = 2;
 
 	*out = NULL;
-	if (!a->backend || !a->arch)
-		return cli_usage_error(a->cmd, "-b BACKEND and -a ARCH are required");
-	if (inputs_finish(&a->ci) < 0)
-		return 2;
 	/* One directory needs one backend's spec: the other backends' files
 	 * are not even read (`check` reads them all). */
 	a->ci.in.only_backend = a->backend;

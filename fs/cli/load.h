@@ -28,7 +28,7 @@ int select_backend(const struct world *w, const char *backend);
 int select_arch(const struct world *w, const char *backend,
 		const char *arch, const char **out);
 
-/* resolve and exec: loads the inputs, resolves -b/-a into *out (one
+/* resolve and exec, after cli_start: loads the inputs, resolves -b/-a into *out (one
  * reference), and refuses (exit 2) an environment that has an error
  * diagnostic unless --force, printing the errors either way. Returns the
  * exit status: 0 when *out is set. */

@@ -135,6 +135,18 @@ enum {
 	KEY_OLD_ARCH = INPUTS_KEY_END,
 };
 
+/* One -o LIST: queued for fuse_opt_parse, then its env= values scrubbed
+ * from argv (the queue holds a copy). */
+static int take_opt_list(struct fuse_args *lists, char *list)
+{
+	int err;
+
+	if ((err = add_arg(lists, "-o")) < 0 || (err = add_arg(lists, list)) < 0)
+		return err;
+	inputs_scrub_opt_list(list);
+	return 0;
+}
+
 static const struct option long_options[] = {
 	INPUTS_LONG_OPTIONS,
 	{ "arch", required_argument, NULL, KEY_OLD_ARCH },
@@ -182,9 +194,8 @@ static int parse_own(struct mount_opts *mo, int argc, char **argv, struct fuse_a
 			*debug = true;
 			break;
 		case 'o':
-			if ((err = add_arg(lists, "-o")) < 0 || (err = add_arg(lists, optarg)) < 0)
+			if ((err = take_opt_list(lists, optarg)) < 0)
 				return err;
-			inputs_scrub_opt_list(optarg);
 			break;
 		case 'h':
 			mo->help = true;
@@ -231,9 +242,8 @@ static int parse_helper(struct mount_opts *mo, int argc, char **argv, struct fus
 				return err;
 			break;
 		case 'o':
-			if ((err = add_arg(lists, "-o")) < 0 || (err = add_arg(lists, optarg)) < 0)
+			if ((err = take_opt_list(lists, optarg)) < 0)
 				return err;
-			inputs_scrub_opt_list(optarg);
 			break;
 		case 's':
 		case 'n':

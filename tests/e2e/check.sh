@@ -5,11 +5,6 @@ set -eu
 
 CFG="$ENVFS_FIXTURES/config"
 
-clean() {
-	env -i PATH="$PATH" ${ASAN_OPTIONS+ASAN_OPTIONS="$ASAN_OPTIONS"} \
-		${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} "$@"
-}
-
 # check_to NAME ARGS...: runs check, stdout and stderr together in $TMP/NAME.
 check_to() {
 	_n=$1

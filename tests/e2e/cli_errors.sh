@@ -4,11 +4,6 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-clean() {
-	env -i PATH="$PATH" ${ASAN_OPTIONS+ASAN_OPTIONS="$ASAN_OPTIONS"} \
-		${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} "$@"
-}
-
 n=0
 # bad RC WORD ARGS...: the run exits RC with one stderr line containing WORD.
 bad() {

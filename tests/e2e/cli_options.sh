@@ -7,10 +7,6 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-clean() {
-	env -i PATH="$PATH" ${ASAN_OPTIONS+ASAN_OPTIONS="$ASAN_OPTIONS"} \
-		${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} "$@"
-}
 HOST="$ENVFS_FIXTURES/host"
 n=0
 

@@ -8,10 +8,6 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-clean() {
-	env -i PATH="$PATH" ${ASAN_OPTIONS+ASAN_OPTIONS="$ASAN_OPTIONS"} \
-		${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} "$@"
-}
 CFG="$ENVFS_FIXTURES/e2e/consumers.yaml"
 PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3

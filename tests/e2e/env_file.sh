@@ -8,10 +8,6 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-clean() {
-	env -i PATH="$PATH" ${ASAN_OPTIONS+ASAN_OPTIONS="$ASAN_OPTIONS"} \
-		${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} "$@"
-}
 SECRET='hf_Ab$cd "q" Tail  '
 printf '# secrets for the run\n\nHF_TOKEN=%s\nQUOTED="kept"\n  LEAD=x\nFROM_CALLER\nNOT_SET_HERE\nNNODES=2\n' \
 	"$SECRET" >"$TMP/run.env"

@@ -5,10 +5,6 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-clean() {
-	env -i PATH="$PATH" ${ASAN_OPTIONS+ASAN_OPTIONS="$ASAN_OPTIONS"} \
-		${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} "$@"
-}
 CFG="$ENVFS_FIXTURES/config"
 LIST="$CFG/env_is_list.yaml"
 ERRLINE="env_is_list.yaml:6:3: error: env: must be a mapping"

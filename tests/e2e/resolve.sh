@@ -5,10 +5,6 @@ set -eu
 
 # A clean environment: the runner passes MASTER_ADDR, NNODES, … through from
 # the host, so the test's own environment must not leak into the result.
-clean() {
-	env -i PATH="$PATH" ${ASAN_OPTIONS+ASAN_OPTIONS="$ASAN_OPTIONS"} \
-		${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} "$@"
-}
 
 MANAGED='--xla_gpu_memory_limit_slop_factor=95 --xla_gpu_reduce_scatter_combine_threshold_bytes=8589934592 --xla_gpu_enable_command_buffer='"''"' --xla_gpu_enable_latency_hiding_scheduler=true --xla_gpu_all_gather_combine_threshold_bytes=8589934592 --xla_gpu_enable_triton_gemm=false --xla_gpu_enable_cublaslt=true --xla_gpu_autotune_level=4 --xla_gpu_enable_all_gather_combine_by_dim=false --xla_gpu_enable_dynamic_slice_fusion=false --xla_gpu_enable_cub_radix_sort=false'
 
