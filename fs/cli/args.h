@@ -22,6 +22,11 @@ enum cli_flags {
 	CLI_DIR_REQUIRED = 32, /* -b and -a must both be given */
 };
 
+/* The --help lines of -b and -a for a command that needs both. */
+#define CLI_DIR_HELP \
+	"  -b, --backend BACKEND   a backend of the specs (primus-envfs list)\n" \
+	"  -a, --arch ARCH         an arch of BACKEND, or host: this node's\n"
+
 struct cli_cmd {
 	const char *name;             /* "resolve" */
 	unsigned flags;               /* CLI_* */

@@ -21,8 +21,7 @@ static const struct cli_cmd cmd = {
 	"nothing of the caller's (as env -i would); COMMAND is looked up in the\n"
 	"caller's PATH. The options end at COMMAND (or at --).\n"
 	"\n"
-	"  -b, --backend BACKEND   a backend of the specs (primus-envfs list)\n"
-	"  -a, --arch ARCH         an arch of BACKEND, or host: this node's\n"
+	CLI_DIR_HELP
 	"      --force             run even when an error says the environment is wrong\n"
 	"  -h, --help              print this help\n"
 	"\n"

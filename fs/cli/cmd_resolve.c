@@ -19,8 +19,7 @@ static const struct cli_cmd cmd = {
 	.help =
 	"Print one view of BACKEND/ARCH: byte for byte the mount's file of that name.\n"
 	"\n"
-	"  -b, --backend BACKEND   a backend of the specs (primus-envfs list)\n"
-	"  -a, --arch ARCH         an arch of BACKEND, or host: this node's\n"
+	CLI_DIR_HELP
 	"      --format FORMAT     env_file (default), environ, sh (env.sh), json\n"
 	"                          (env.json), compose (compose.env), explain, digest\n"
 	"      --force             print even when an error says the environment is wrong\n"
