@@ -62,7 +62,8 @@ ERR_FILES+=("$DAEMON_ERR")
 "$ENVFS_BIN" --specs "$ENVFS_SPECS" --env "HF_TOKEN=$S1" "$MNT" 2>"$DAEMON_ERR" || fail "daemonized mount failed"
 mountpoint -q "$MNT" || fail "daemonized mount: not mounted"
 PID=$(pgrep -f -n "^$ENVFS_BIN --specs") || fail "no daemon found"
-! tr '\0' ' ' <"/proc/$PID/cmdline" | grep -qF "$S1" || fail "daemonized: /proc/$PID/cmdline shows the secret"
+tr '\0' ' ' <"/proc/$PID/cmdline" >"$TMP/cmdline2"
+! grep -qF "$S1" "$TMP/cmdline2" || fail "daemonized: /proc/$PID/cmdline shows the secret"
 [ "$(cat "$MNT/env/maxtext/gfx950/HF_TOKEN")" = "$S1" ] || fail "daemonized: HF_TOKEN"
 fusermount3 -u "$MNT"
 for _ in $(seq 1 100); do kill -0 "$PID" 2>/dev/null || break; sleep 0.05; done

@@ -28,7 +28,7 @@ quick=$(grep -E '^    apt-get update && apt-get install -y \$\(cat \.ci/packages
 	fail "README: no quick-start commands"
 [ "$(printf '%s\n' "$quick" | wc -l)" -eq 2 ] || fail "README: want exactly two quick-start commands"
 printf '%s\n' "$quick" | bash -n || fail "README: a quick-start command is not valid shell"
-printf '%s\n' "$quick" | grep -q ' && meson test -C build --print-errorlogs$' || fail "README: no test command"
+grep -q ' && meson test -C build --print-errorlogs$' <<<"$quick" || fail "README: no test command"
 mount_step=$(printf '%s\n' "$quick" | sed -n 's/^.* && meson install -C build && \(mkdir -p \/mnt\/primus && primus-envfs .*\)$/\1/p')
 [ -n "$mount_step" ] || fail "README: the first command does not install and then mount"
 [ -s "$ENVFS_SOURCE_ROOT/.ci/packages" ] || fail ".ci/packages is empty"
@@ -68,8 +68,9 @@ PY
 n=0
 while IFS= read -r -d '' rec || [ -n "$rec" ]; do
 	n=$((n + 1))
-	cmd=$(printf '%s\n' "$rec" | head -n 1 | subst)
-	printf '%s\n' "$rec" | tail -n +2 | subst >"$TMP/shown.$n"
+	# (no head/tail: an early exit would be a SIGPIPE under pipefail)
+	cmd=$(printf '%s\n' "${rec%%$'\n'*}" | subst)
+	printf '%s\n' "${rec#*$'\n'}" | subst >"$TMP/shown.$n"
 	set +e
 	bash -c "$cmd" >"$TMP/got.$n" 2>&1
 	rc=$?
