@@ -2,62 +2,97 @@
  *
  *   primus-envfs --config exp.yaml /mnt/primus
  *   primus-envfs resolve -b maxtext -a gfx950 --format env_file */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "args.h"
 #include "commands.h"
 #include "envfs_config.h"
 #include "memory.h"
 
 static const char usage[] =
-	"usage: primus-envfs [INPUTS] [-f] [-o OPTS] MOUNTPOINT\n"
-	"       primus-envfs resolve [INPUTS] -b BACKEND -a ARCH [--format FORMAT]\n"
-	"       primus-envfs check [INPUTS] [-b BACKEND] [-a ARCH]\n"
-	"       primus-envfs exec [INPUTS] -b BACKEND -a ARCH -- COMMAND [ARG...]\n"
+	"usage: primus-envfs [INPUTS] [-f] [-s] [-d] [-o OPTS] [SOURCE] MOUNTPOINT\n"
+	"       primus-envfs resolve [INPUTS] -b BACKEND -a ARCH [--format FORMAT] [--force]\n"
+	"       primus-envfs check [INPUTS] [-b BACKEND] [-a ARCH] [--format text|json] [-q]\n"
+	"       primus-envfs exec [INPUTS] -b BACKEND -a ARCH [--force] [--] COMMAND [ARG...]\n"
+	"       primus-envfs list [INPUTS] [--format text|json]\n"
 	"       primus-envfs --help | --version\n"
 	"\n"
-	"INPUTS:\n"
-	"  --specs DIR          spec directory (default: the shipped specs)\n"
-	"  --config FILE        experiment YAML; its top-level env: block applies\n"
-	"  --inherit FILE       image environment: docker env-file or NUL-separated environ (repeatable)\n"
-	"  --pass NAME          copy NAME from this process's environment (repeatable)\n"
-	"  --env NAME=VALUE     one-run setting, like the Primus CLI's --env (repeatable)\n"
-	"  --arch NAME          show an extra arch directory (repeatable)\n"
-	"  --state FILE         persist overrides written through the mount\n"
-	"  --host-root DIR      read the node's sys/ and proc/ under DIR (default /)\n"
+	"Mounts the resolved environment of every backend and arch as files, or,\n"
+	"with a command, resolves without a mount. 'primus-envfs COMMAND --help'\n"
+	"describes each command; ARCH may be host, the arch of this node's GPUs.\n"
 	"\n"
-	"FORMAT: env_file environ sh json explain digest (default env_file)\n"
-	"check exits 0 when clean, 1 with warnings, 2 with errors.\n"
-	"Mount options (-o): ro, allow_other, entry_timeout=S, attr_timeout=S,\n"
-	"  spin=US (poll for requests US microseconds after each; default 50, 0 off),\n"
-	"  noinval (debug: no cache invalidation), and the usual FUSE options.\n"
-	"-s answers every request on one thread (commits included).\n";
+	"Mount options:\n"
+	"  -f                      stay in the foreground\n"
+	"  -s                      answer every request on one thread\n"
+	"  -d, --debug             print every FUSE request (implies -f)\n"
+	"  -o OPTS                 comma-separated mount options: every INPUT as\n"
+	"                          config=FILE, state=FILE, inherit=FILE, env=NAME=VALUE,\n"
+	"                          env_file=FILE, pass=NAME, extra_arch=NAME, specs=DIR,\n"
+	"                          host_root=DIR (the repeatable ones repeatable);\n"
+	"                          ro, allow_other, entry_timeout=S, attr_timeout=S,\n"
+	"                          spin=US, noinval; auto, noauto, user, users, nouser,\n"
+	"                          _netdev, nofail, defaults are ignored (fstab's); the\n"
+	"                          rest go to libfuse\n"
+	"  SOURCE                  ignored (mount(8) and fstab give one: write none)\n"
+	"\n"
+	"%s"
+	"\n"
+	"Exit status of the mount: 0 unmounted cleanly; 1 the daemon failed while\n"
+	"mounted; 2 the inputs did not load or the mount failed (nothing mounted);\n"
+	"64 the command line is wrong.\n";
+
+void envfs_print_usage(FILE *to)
+{
+	fprintf(to, usage, inputs_help);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
 
 int main(int argc, char **argv)
 {
+	static const struct {
+		const char *name;
+		int (*run)(int, char **);
+	} commands[] = {
+		{ "resolve", cmd_resolve },
+		{ "check", cmd_check },
+		{ "exec", cmd_exec },
+		{ "list", cmd_list },
+	};
+	size_t k;
+
+	/* mount(8) runs /sbin/mount.fuse.primus-envfs, a link to this
+	 * binary, with its own calling convention. */
+	if (argc > 0 && !strncmp(base_name(argv[0]), "mount.", 6))
+		return cmd_mount(argc, argv, true);
 	if (argc >= 2) {
 		const char *c = argv[1];
 
 		if (!strcmp(c, "--help") || !strcmp(c, "-h")) {
-			fputs(usage, stdout);
+			envfs_print_usage(stdout);
 			return 0;
 		}
 		if (!strcmp(c, "--version") || !strcmp(c, "-V")) {
 			printf("primus-envfs %s\n", ENVFS_VERSION);
 			return 0;
 		}
-		if (!strcmp(c, "resolve") || !strcmp(c, "check") || !strcmp(c, "exec"))
-			memory_policy_short_lived();
-		if (!strcmp(c, "resolve"))
-			return cmd_resolve(argc - 1, argv + 1);
-		if (!strcmp(c, "check"))
-			return cmd_check(argc - 1, argv + 1);
-		if (!strcmp(c, "exec"))
-			return cmd_exec(argc - 1, argv + 1);
+		for (k = 0; k < sizeof(commands) / sizeof(commands[0]); k++) {
+			if (!strcmp(c, commands[k].name)) {
+				memory_policy_short_lived();
+				return commands[k].run(argc - 1, argv + 1);
+			}
+		}
 	}
 	if (argc < 2) {
-		fputs(usage, stderr);
-		return 2;
+		envfs_print_usage(stderr);
+		return CLI_EX_USAGE;
 	}
-	return cmd_mount(argc, argv);
+	return cmd_mount(argc, argv, false);
 }

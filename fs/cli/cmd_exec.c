@@ -8,13 +8,27 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "commands.h"
 #include "load.h"
 
-int parse_dir_args(int argc, char **argv, struct cli_inputs *ci, const char **backend,
-		   const char **arch, const char **format, int *cmd_index);
-int resolve_one(struct cli_inputs *ci, const char *backend, const char *arch,
-		struct snapshot **out);
+static const struct cli_cmd cmd = {
+	.name = "exec",
+	.flags = CLI_DIR | CLI_DIR_REQUIRED | CLI_FORCE | CLI_COMMAND,
+	.synopsis = "[INPUTS] -b BACKEND -a ARCH [--force] [--] COMMAND [ARG...]",
+	.help =
+	"Run COMMAND with exactly the resolved environment of BACKEND/ARCH and\n"
+	"nothing of the caller's (as env -i would); COMMAND is looked up in the\n"
+	"caller's PATH. The options end at COMMAND (or at --).\n"
+	"\n"
+	CLI_DIR_HELP
+	"      --force             run even when an error says the environment is wrong\n"
+	"  -h, --help              print this help\n"
+	"\n"
+	"Exit status: COMMAND's; 126 COMMAND cannot be run; 127 it is not found;\n"
+	"2 an input did not load, or an error diagnostic (printed on stderr) says\n"
+	"the environment is wrong, and nothing was run; 64 the command line is wrong.\n",
+};
 
 /* NAME=value strings of the exported variables; caller frees each and the
  * array (NULL-terminated). Values holding a NUL cannot be passed to execve
@@ -56,19 +70,14 @@ fail:
 
 int cmd_exec(int argc, char **argv)
 {
-	struct cli_inputs ci = { 0 };
-	const char *backend = NULL, *arch = NULL;
+	struct cli_args a;
 	struct snapshot *s = NULL;
 	char **envp = NULL;
-	int cmd = 0, rc = 2;
+	int rc;
 
-	if (parse_dir_args(argc, argv, &ci, &backend, &arch, NULL, &cmd) < 0)
+	if (!cli_start(&cmd, argc, argv, &a, &rc))
 		goto out;
-	if (!cmd || cmd >= argc) {
-		fprintf(stderr, "primus-envfs: exec needs -- COMMAND [ARG...]\n");
-		goto out;
-	}
-	if ((rc = resolve_one(&ci, backend, arch, &s)) != 0)
+	if ((rc = resolve_one(&a, &s)) != 0)
 		goto out;
 	rc = 2;
 	if (build_envp(s, &envp) < 0)
@@ -76,8 +85,8 @@ int cmd_exec(int argc, char **argv)
 	fflush(NULL);
 	/* execvpe searches the caller's PATH, as env -i COMMAND users expect
 	 * when the resolved environment has none. */
-	execvpe(argv[cmd], argv + cmd, envp);
-	fprintf(stderr, "primus-envfs: %s: %s\n", argv[cmd], strerror(errno));
+	execvpe(a.command[0], a.command, envp);
+	fprintf(stderr, "primus-envfs: %s: %s\n", a.command[0], strerror(errno));
 	rc = errno == ENOENT ? 127 : 126;
 out:
 	if (envp) {
@@ -88,6 +97,6 @@ out:
 		free(envp);
 	}
 	snapshot_unref(s);
-	inputs_release(&ci);
+	inputs_release(&a.ci);
 	return rc;
 }

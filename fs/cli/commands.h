@@ -1,11 +1,20 @@
-/* commands: the subcommands of primus-envfs; each returns the exit status. */
+/* commands: the subcommands of primus-envfs; each takes its own argv
+ * (argv[0] the command's name) and returns the exit status. */
 #ifndef ENVFS_COMMANDS_H
 #define ENVFS_COMMANDS_H
+
+#include <stdbool.h>
+#include <stdio.h>
 
 int cmd_resolve(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
-/* The default command: primus-envfs [INPUTS] [-f] [-o OPTS] MOUNTPOINT */
-int cmd_mount(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+/* The default command, primus-envfs [INPUTS] [-f] [-o OPTS] [SOURCE]
+ * MOUNTPOINT; as_helper: called as mount.fuse.primus-envfs by mount(8),
+ * with its calling convention (SOURCE MOUNTPOINT [-sfnv] [-o OPTS]). */
+int cmd_mount(int argc, char **argv, bool as_helper);
+/* The top-level --help: the mount's options, the commands, INPUTS. */
+void envfs_print_usage(FILE *to);
 
 #endif

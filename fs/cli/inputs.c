@@ -1,108 +1,111 @@
-/* Parsing of the INPUTS options, shared by mount, resolve, check and exec. */
+/* The INPUTS options, shared by mount, resolve, check, exec and list. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "inherit.h"
 #include "inputs.h"
 
 extern char **environ;
 
-static int push(const char ***v, size_t *n, const char *s)
+const char inputs_help[] =
+	"INPUTS (every command):\n"
+	"      --specs DIR         spec directory (default: the shipped specs)\n"
+	"      --config FILE       experiment YAML; its top-level env: block applies\n"
+	"      --inherit FILE      image environment: docker env-file or NUL-separated\n"
+	"                          environ (repeatable, a later file wins)\n"
+	"      --pass NAME         copy NAME from this process's environment (repeatable)\n"
+	"      --env NAME=VALUE    one-run setting, like the Primus CLI's --env (repeatable;\n"
+	"                          visible to every user in ps: not for secrets)\n"
+	"      --env NAME          the same, with the value of NAME in this process's\n"
+	"                          environment (skipped when unset), as docker -e NAME\n"
+	"      --env-file FILE     --env for every line of a docker env-file, values\n"
+	"                          literal (repeatable): the way to pass secrets\n"
+	"      --extra-arch NAME   show an extra arch directory (repeatable)\n"
+	"      --state FILE        mount: persist overrides written through the mount\n"
+	"      --host-root DIR     read the node's sys/ and proc/ under DIR (default /)\n";
+
+static int push(char ***v, size_t *n, const char *s)
 {
-	const char **p = realloc(*v, (*n + 1) * sizeof(*p));
+	char **p = realloc(*v, (*n + 1) * sizeof(*p));
+	char *copy;
 
 	if (!p)
 		return -ENOMEM;
-	p[(*n)++] = s;
 	*v = p;
+	if (!(copy = xstrdup(s)))
+		return -ENOMEM;
+	p[(*n)++] = copy;
 	return 0;
 }
 
-/* Matches "--opt VALUE" and "--opt=VALUE"; sets *val and advances *i. */
-static int match(const char *opt, int *i, int argc, char **argv, const char **val)
+static int set_one(char **slot, const char *s)
 {
-	const char *a = argv[*i];
-	size_t n = strlen(opt);
+	char *copy = xstrdup(s);
 
-	if (strncmp(a, opt, n) != 0)
-		return 0;
-	if (a[n] == '=') {
-		*val = a + n + 1;
-		*i += 1;
-		return 1;
-	}
-	if (a[n] != '\0')
-		return 0;
-	if (*i + 1 >= argc) {
-		fprintf(stderr, "primus-envfs: %s needs an argument\n", opt);
+	if (!copy)
+		return -ENOMEM;
+	free(*slot);
+	*slot = copy;
+	return 0;
+}
+
+static int bad(const char *opt, const char *arg, const char *why)
+{
+	fprintf(stderr, "primus-envfs: %s %s: %s\n", opt, arg, why);
+	return -EINVAL;
+}
+
+static int nomem(void)
+{
+	fprintf(stderr, "primus-envfs: %s\n", strerror(ENOMEM));
+	return -EINVAL;
+}
+
+/* --env NAME=VALUE or --env NAME; the value never goes into a message. */
+static int take_env(struct cli_inputs *ci, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+
+	if (!env_name_valid(arg, n)) {
+		fprintf(stderr, "primus-envfs: --env %.*s%s: expected NAME=VALUE or NAME, with "
+			"NAME matching [A-Za-z_][A-Za-z0-9_]*\n", (int)(n > 64 ? 64 : n), arg,
+			eq ? "=..." : "");
 		return -EINVAL;
 	}
-	*val = argv[*i + 1];
-	*i += 2;
-	return 1;
+	return push(&ci->env_args, &ci->nenv_args, arg) < 0 ? nomem() : 0;
 }
 
-int inputs_parse_option(struct cli_inputs *ci, int *i, int argc, char **argv)
+int inputs_take(struct cli_inputs *ci, int key, const char *arg)
 {
-	const char *v;
-	int r;
+	int err = 0;
 
-	if ((r = match("--specs", i, argc, argv, &v)) != 0) {
-		if (r > 0)
-			ci->in.specs_dir = v;
-		return r;
+	switch (key) {
+	case INPUTS_SPECS: err = set_one(&ci->specs, arg); break;
+	case INPUTS_CONFIG: err = set_one(&ci->config, arg); break;
+	case INPUTS_STATE: err = set_one(&ci->state, arg); break;
+	case INPUTS_HOST_ROOT: err = set_one(&ci->host_root, arg); break;
+	case INPUTS_INHERIT: err = push(&ci->inherit, &ci->ninherit, arg); break;
+	case INPUTS_ENV_FILE: err = push(&ci->env_files, &ci->nenv_files, arg); break;
+	case INPUTS_ENV: return take_env(ci, arg);
+	case INPUTS_PASS:
+		if (!env_name_valid(arg, strlen(arg)))
+			return bad("--pass", arg, "not a variable name");
+		err = push(&ci->pass, &ci->npass, arg);
+		break;
+	case INPUTS_EXTRA_ARCH:
+		if (!*arg || strchr(arg, '/') || !strcmp(arg, ".") || !strcmp(arg, "..") ||
+		    !strcmp(arg, "host"))
+			return bad("--extra-arch", arg, "not an arch directory name");
+		err = push(&ci->arches, &ci->narches, arg);
+		break;
+	default:
+		return -EINVAL;
 	}
-	if ((r = match("--config", i, argc, argv, &v)) != 0) {
-		if (r > 0)
-			ci->in.config = v;
-		return r;
-	}
-	if ((r = match("--host-root", i, argc, argv, &v)) != 0) {
-		if (r > 0)
-			ci->in.host_root = v;
-		return r;
-	}
-	if ((r = match("--state", i, argc, argv, &v)) != 0) {
-		if (r > 0)
-			ci->state = v;
-		return r;
-	}
-	if ((r = match("--inherit", i, argc, argv, &v)) != 0)
-		return r < 0 ? r : (push(&ci->inherit, &ci->ninherit, v) ?: 1);
-	if ((r = match("--pass", i, argc, argv, &v)) != 0) {
-		if (r < 0)
-			return r;
-		if (!env_name_valid(v, strlen(v))) {
-			fprintf(stderr, "primus-envfs: --pass %s: not a variable name\n", v);
-			return -EINVAL;
-		}
-		return push(&ci->pass, &ci->npass, v) ?: 1;
-	}
-	if ((r = match("--env", i, argc, argv, &v)) != 0) {
-		const char *eq;
-
-		if (r < 0)
-			return r;
-		eq = strchr(v, '=');
-		if (!eq || !env_name_valid(v, (size_t)(eq - v))) {
-			fprintf(stderr, "primus-envfs: --env %s: expected NAME=VALUE with NAME "
-				"matching [A-Za-z_][A-Za-z0-9_]*\n", v);
-			return -EINVAL;
-		}
-		return push(&ci->env, &ci->nenv, v) ?: 1;
-	}
-	if ((r = match("--arch", i, argc, argv, &v)) != 0) {
-		if (r < 0)
-			return r;
-		if (!*v || strchr(v, '/') || !strcmp(v, ".") || !strcmp(v, "..")) {
-			fprintf(stderr, "primus-envfs: --arch %s: not a directory name\n", v);
-			return -EINVAL;
-		}
-		return push(&ci->arches, &ci->narches, v) ?: 1;
-	}
-	return 0;
+	return err < 0 ? nomem() : 0;
 }
 
 static int check_file(const char *what, const char *path)
@@ -113,39 +116,211 @@ static int check_file(const char *what, const char *path)
 	return -errno;
 }
 
+/* Appends NAME=VALUE (value of value_len bytes) and its source. */
+static int add_env(struct cli_inputs *ci, const char *name, size_t name_len,
+		   const char *value, size_t value_len, const char *source)
+{
+	char **v = realloc(ci->env, (ci->nenv + 1) * sizeof(*v));
+	char **s;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!v)
+		return -ENOMEM;
+	ci->env = v;
+	if (!(s = realloc(ci->env_sources, (ci->nenv + 1) * sizeof(*s))))
+		return -ENOMEM;
+	ci->env_sources = s;
+	if (sb_add(&sb, name, name_len) < 0 || sb_addc(&sb, '=') < 0 ||
+	    sb_add(&sb, value, value_len) < 0)
+		goto fail;
+	s[ci->nenv] = NULL;
+	if (source && !(s[ci->nenv] = xstrdup(source)))
+		goto fail;
+	v[ci->nenv++] = sb_detach(&sb, NULL);
+	if (!v[ci->nenv - 1]) {
+		free(s[--ci->nenv]);
+		return -ENOMEM;
+	}
+	return 0;
+fail:
+	sb_release(&sb);
+	return -ENOMEM;
+}
+
+/* One --env-file: docker's rules (inherit.h), every entry a cli value
+ * whose source is FILE:LINE. Any bad line stops the command, as docker
+ * refuses such a file. */
+static int load_env_file(struct cli_inputs *ci, const char *path)
+{
+	struct env_list l = { 0 };
+	struct diag_list d = DIAG_LIST_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	size_t k;
+	int err;
+
+	err = inherit_load_file_as(path, NULL, environ, &l, &d);
+	for (k = 0; k < d.n; k++) {
+		if (d.v[k].sev != DIAG_ERROR)
+			continue;
+		sb_reset(&sb);
+		if (diag_format(&d.v[k], &sb) == 0)
+			fprintf(stderr, "primus-envfs: --env-file: %s\n", sb_str(&sb));
+		err = err ? err : -EINVAL;
+	}
+	for (k = 0; k < l.n && !err; k++)
+		err = add_env(ci, l.v[k].name, strlen(l.v[k].name), l.v[k].value,
+			      l.v[k].value_len, l.v[k].source);
+	if (err == -ENOMEM)
+		nomem();
+	sb_release(&sb);
+	diag_list_release(&d);
+	env_list_release(&l);
+	return err;
+}
+
+/* The cli layer in command-line order: --env-files first, then --env,
+ * so a --env given on the command line wins over a file's line. */
+static int build_env(struct cli_inputs *ci)
+{
+	size_t k;
+	int err;
+
+	for (k = 0; k < ci->nenv_files; k++)
+		if ((err = load_env_file(ci, ci->env_files[k])) < 0)
+			return err;
+	for (k = 0; k < ci->nenv_args; k++) {
+		const char *a = ci->env_args[k], *eq = strchr(a, '='), *v;
+
+		if (eq) {
+			err = add_env(ci, a, (size_t)(eq - a), eq + 1, strlen(eq + 1), NULL);
+		} else {
+			/* docker -e NAME: the caller's value, or nothing. */
+			if (!(v = getenv(a)))
+				continue;
+			err = add_env(ci, a, strlen(a), v, strlen(v), "cli");
+		}
+		if (err < 0)
+			return nomem();
+	}
+	return 0;
+}
+
 int inputs_finish(struct cli_inputs *ci)
 {
 	size_t k;
 	int err = 0;
 
-	if (!ci->in.specs_dir && !(ci->in.specs_dir = specs_default_dir())) {
-		fprintf(stderr, "primus-envfs: no shipped specs found; pass --specs DIR\n");
-		return -ENOENT;
+	if (!ci->specs) {
+		const char *d = specs_default_dir();
+
+		if (!d) {
+			fprintf(stderr, "primus-envfs: no shipped specs found; pass --specs DIR\n");
+			return -ENOENT;
+		}
+		if (set_one(&ci->specs, d) < 0)
+			return nomem();
 	}
-	if ((err = check_file("--specs", ci->in.specs_dir)) < 0)
+	if ((err = check_file("--specs", ci->specs)) < 0)
 		return err;
-	if (ci->in.config && (err = check_file("--config", ci->in.config)) < 0)
+	if (ci->config && (err = check_file("--config", ci->config)) < 0)
 		return err;
 	for (k = 0; k < ci->ninherit; k++)
 		if ((err = check_file("--inherit", ci->inherit[k])) < 0)
 			return err;
-	ci->in.inherit = ci->inherit;
+	for (k = 0; k < ci->nenv_files; k++)
+		if ((err = check_file("--env-file", ci->env_files[k])) < 0)
+			return err;
+	if ((err = build_env(ci)) < 0)
+		return err;
+	ci->in.specs_dir = ci->specs;
+	ci->in.config = ci->config;
+	ci->in.host_root = ci->host_root;
+	ci->in.inherit = (const char *const *)ci->inherit;
 	ci->in.ninherit = ci->ninherit;
-	ci->in.pass = ci->pass;
+	ci->in.pass = (const char *const *)ci->pass;
 	ci->in.npass = ci->npass;
-	ci->in.env = ci->env;
+	ci->in.env = (const char *const *)ci->env;
+	ci->in.env_sources = (const char *const *)ci->env_sources;
 	ci->in.nenv = ci->nenv;
-	ci->in.arches = ci->arches;
+	ci->in.arches = (const char *const *)ci->arches;
 	ci->in.narches = ci->narches;
 	ci->in.host_env = environ;
 	return 0;
 }
 
+static void free_all(char **v, size_t n)
+{
+	while (n--)
+		free(v[n]);
+	free(v);
+}
+
 void inputs_release(struct cli_inputs *ci)
 {
-	free(ci->inherit);
-	free(ci->pass);
-	free(ci->env);
-	free(ci->arches);
+	free(ci->state);
+	free(ci->specs);
+	free(ci->config);
+	free(ci->host_root);
+	free_all(ci->inherit, ci->ninherit);
+	free_all(ci->pass, ci->npass);
+	free_all(ci->arches, ci->narches);
+	free_all(ci->env_args, ci->nenv_args);
+	free_all(ci->env_files, ci->nenv_files);
+	free_all(ci->env, ci->nenv);
+	free_all(ci->env_sources, ci->nenv);
 	memset(ci, 0, sizeof(*ci));
+}
+
+void inputs_warn_inline_secrets(const struct cli_inputs *ci, const struct world *w)
+{
+	size_t k;
+
+	for (k = 0; w && k < ci->nenv; k++) {
+		const char *kv = ci->env[k];
+		int n = (int)strcspn(kv, "=");
+		char name[256];
+
+		if (ci->env_sources[k] || n >= (int)sizeof(name))
+			continue;
+		memcpy(name, kv, (size_t)n);
+		name[n] = '\0';
+		if (world_secret_declared(w, name))
+			fprintf(stderr, "primus-envfs: warning: %s is a secret given as --env %s=... "
+				"on the command line, where every user can read it (ps); pass it "
+				"with --env-file FILE or --env %s\n", name, name, name);
+	}
+}
+
+/* Zeroes what follows the first '=' of s, up to end (exclusive). */
+static void zero_value(char *s, char *end)
+{
+	char *eq = memchr(s, '=', (size_t)(end - s));
+
+	if (eq)
+		memset(eq + 1, 0, (size_t)(end - eq - 1));
+}
+
+void inputs_scrub_env_arg(char *arg)
+{
+	zero_value(arg, arg + strlen(arg));
+}
+
+void inputs_scrub_opt_list(char *list)
+{
+	char *item = list, *p = list, *end = list + strlen(list);
+
+	/* fuse_opt's splitting: ',' ends an item unless escaped by '\'. */
+	for (;; p++) {
+		if (p < end && *p == '\\' && p + 1 < end) {
+			p++;
+			continue;
+		}
+		if (p < end && *p != ',')
+			continue;
+		if (p - item > 4 && !strncmp(item, "env=", 4))
+			zero_value(item + 4, p);
+		if (p >= end)
+			break;
+		item = p + 1;
+	}
 }

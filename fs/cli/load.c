@@ -1,9 +1,12 @@
-/* Loading and reporting shared by resolve, check and exec. */
+/* Loading, choosing a directory and refusing a wrong environment, for
+ * resolve, check, exec and list; see load.h. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "load.h"
+#include "report.h"
 
 int load_world(const struct cli_inputs *ci, bool print_errors, struct world **out)
 {
@@ -16,57 +19,103 @@ int load_world(const struct cli_inputs *ci, bool print_errors, struct world **ou
 	return err;
 }
 
-struct line_ref {
-	char *text;
-	size_t index;
-};
-
-static int line_ref_cmp(const void *a, const void *b)
-{
-	const struct line_ref *x = a, *y = b;
-	int c = strcmp(x->text, y->text);
-
-	return c ? c : (x->index > y->index) - (x->index < y->index);
-}
-
 void print_diags(const struct diag_list *l, enum diag_sev min, size_t counts[3])
 {
+	struct report r = REPORT_INIT;
 	struct strbuf sb = STRBUF_INIT;
-	struct line_ref *lines = calloc(l->n ? l->n : 1, sizeof(*lines));
-	bool *dup = calloc(l->n ? l->n : 1, sizeof(*dup));
-	size_t k, n = 0;
 
-	if (!lines || !dup)
-		goto out;
-	for (k = 0; k < l->n; k++) {
-		if (l->v[k].sev < min)
-			continue;
-		sb_reset(&sb);
-		if (diag_format(&l->v[k], &sb) < 0 || !(lines[n].text = xstrdup(sb_str(&sb))))
-			goto out;
-		lines[n].index = k;
-		n++;
-	}
-	/* Sorting finds repeats in n log n (a load-time problem repeats in
-	 * every directory); printing stays in first-seen order. */
-	qsort(lines, n, sizeof(*lines), line_ref_cmp);
-	for (k = 1; k < n; k++)
-		if (!strcmp(lines[k].text, lines[k - 1].text))
-			dup[lines[k].index] = true;
-	for (k = 0; k < l->n; k++) {
-		if (l->v[k].sev < min || dup[k])
-			continue;
-		sb_reset(&sb);
-		if (diag_format(&l->v[k], &sb) < 0)
-			goto out;
-		if (counts)
-			counts[l->v[k].sev]++;
-		fprintf(stderr, "%s\n", sb_str(&sb));
-	}
-out:
-	for (k = 0; lines && k < n; k++)
-		free(lines[k].text);
-	free(lines);
-	free(dup);
+	if (report_add(&r, l, 0, NULL, NULL) < 0 || report_text(&r, min, &sb, counts) < 0)
+		fprintf(stderr, "primus-envfs: %s\n", strerror(ENOMEM));
+	else
+		fputs(sb_str(&sb), stderr);
 	sb_release(&sb);
+	report_release(&r);
+}
+
+int select_backend(const struct world *w, const char *backend)
+{
+	size_t k;
+
+	if (spec_set_backend(w->specs, backend))
+		return 0;
+	fprintf(stderr, "primus-envfs: unknown backend '%s'; backends:", backend);
+	for (k = 0; k < w->specs->nbackends; k++)
+		fprintf(stderr, " %s", w->specs->backends[k]->backend);
+	fputc('\n', stderr);
+	return CLI_EX_USAGE;
+}
+
+int select_arch(const struct world *w, const char *backend, const char *arch,
+		const char **out)
+{
+	const struct spec *s = spec_set_backend(w->specs, backend);
+	const char **arches = NULL, *why;
+	size_t n = 0, k;
+
+	if (!strcmp(arch, "host")) {
+		if ((*out = world_host_arch(w, backend, &why)))
+			return 0;
+		fprintf(stderr, "primus-envfs: -a host: no arch of %s for this node: %s\n",
+			backend, why);
+		return 2;
+	}
+	if (world_has_dir(w, backend, arch)) {
+		*out = arch;
+		return 0;
+	}
+	fprintf(stderr, "primus-envfs: backend '%s' has no arch '%s'; arches:", backend, arch);
+	if (s && world_arches(w, s, &arches, &n) == 0)
+		for (k = 0; k < n; k++)
+			fprintf(stderr, " %s", arches[k]);
+	fprintf(stderr, " (--extra-arch %s adds it)\n", arch);
+	free(arches);
+	return CLI_EX_USAGE;
+}
+
+int resolve_one(struct cli_args *a, struct snapshot **out)
+{
+	struct world *w = NULL;
+	const char *arch;
+	size_t nerr;
+	int loaded, err, rc = 2;
+
+	*out = NULL;
+	/* One directory needs one backend's spec: the other backends' files
+	 * are not even read (`check` reads them all). */
+	a->ci.in.only_backend = a->backend;
+	if ((loaded = load_world(&a->ci, false, &w)) < 0 && (!w || !w->specs)) {
+		if (w)
+			print_diags(&w->diags, DIAG_ERROR, NULL);
+		goto out;
+	}
+	if ((rc = select_backend(w, a->backend)) != 0 ||
+	    (rc = select_arch(w, a->backend, a->arch, &arch)) != 0)
+		goto out;
+	rc = 2;
+	if ((err = resolve_dir(w, NULL, a->backend, arch, out)) < 0) {
+		print_diags(&w->diags, DIAG_ERROR, NULL);
+		fprintf(stderr, "primus-envfs: resolving %s/%s failed: %s\n", a->backend, arch,
+			strerror(-err));
+		goto out;
+	}
+	/* SPEC 8: an environment an error says is wrong is not handed out.
+	 * explain hands out none: it is where the errors are explained. An
+	 * input that did not load is its own one-line reason. */
+	if ((nerr = diag_count(&(*out)->diags, DIAG_ERROR)) && !a->report_only) {
+		print_diags(&(*out)->diags, DIAG_ERROR, NULL);
+		if (loaded == 0)
+			fprintf(stderr, "primus-envfs: %s: %s/%s has %zu error(s)%s\n",
+				a->cmd->name, a->backend, arch, nerr,
+				a->force ? "; going on (--force)" :
+				"; nothing done (--force goes on anyway)");
+		if (!a->force) {
+			snapshot_unref(*out);
+			*out = NULL;
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	world_free(w);
+	return rc;
 }

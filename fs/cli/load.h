@@ -1,19 +1,37 @@
-/* load: world loading with diagnostics on stderr, for the subcommands. */
+/* load: loading the world and choosing a directory, with the messages on
+ * stderr, for the commands that print or run. */
 #ifndef ENVFS_LOAD_H
 #define ENVFS_LOAD_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "args.h"
 #include "inputs.h"
 
 /* Loads the world. Error diagnostics are printed (one line each) when
  * print_errors; returns 0, or the world_load error with *out still set
- * when the world came back. */
+ * when the world came back (caller-owned, world_free()). */
 int load_world(const struct cli_inputs *ci, bool print_errors, struct world **out);
-/* Prints every diagnostic of l at or above min, identical lines once (a
- * load-time problem repeats in every directory); counts[sev] is increased
- * per printed line when counts is not NULL. */
+/* Prints every diagnostic of l at or above min on stderr, identical lines
+ * once; counts[sev] grows per printed line when counts is not NULL. */
 void print_diags(const struct diag_list *l, enum diag_sev min, size_t counts[3]);
+
+/* Whether w has backend: 0, or CLI_EX_USAGE after "unknown backend 'x';
+ * backends: a b c". */
+int select_backend(const struct world *w, const char *backend);
+/* The arch directory that -a arch names in backend: arch itself when the
+ * world has it, or for "host" the arch of this node (world_host_arch).
+ * *out is borrowed (argv or the world). Returns 0; 2 when host names
+ * nothing here (the reason printed); CLI_EX_USAGE for an arch the backend
+ * does not have, naming those it has. */
+int select_arch(const struct world *w, const char *backend,
+		const char *arch, const char **out);
+
+/* resolve and exec, after cli_start: loads the inputs, resolves -b/-a into *out (one
+ * reference), and refuses (exit 2) an environment that has an error
+ * diagnostic unless --force, printing the errors either way. Returns the
+ * exit status: 0 when *out is set. */
+int resolve_one(struct cli_args *a, struct snapshot **out);
 
 #endif

@@ -16,6 +16,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "commands.h"
 #include "daemonize.h"
 #include "loop.h"
@@ -98,7 +99,7 @@ static int daemon_ready(void *arg)
 	return err;
 }
 
-int cmd_mount(int argc, char **argv)
+int cmd_mount(int argc, char **argv, bool as_helper)
 {
 	struct mount_opts mo;
 	struct envfs fs;
@@ -113,8 +114,16 @@ int cmd_mount(int argc, char **argv)
 	pthread_mutex_init(&fs.wopen_lock, NULL);
 	pthread_mutex_init(&fs.live_lock, NULL);
 	handles_init(&fs.handles);
-	if (mount_opts_parse(&mo, argc, argv) < 0 || inputs_finish(&mo.ci) < 0 ||
-	    check_mountpoint(mo.mountpoint) < 0)
+	if (mount_opts_parse(&mo, argc, argv, as_helper) < 0) {
+		ret = CLI_EX_USAGE;
+		goto out;
+	}
+	if (mo.help) {
+		envfs_print_usage(stdout);
+		ret = 0;
+		goto out;
+	}
+	if (inputs_finish(&mo.ci) < 0 || check_mountpoint(mo.mountpoint) < 0)
 		goto out;
 	fs.opts = &mo;
 	fs.uid = getuid();
@@ -127,6 +136,12 @@ int cmd_mount(int argc, char **argv)
 	    envfs_load_initial(&fs) < 0)
 		goto out;
 	state_ready = true;
+	inputs_warn_inline_secrets(&mo.ci, fs.world);
+	/* mount(8)'s -f: everything but the mount itself. */
+	if (mo.fake) {
+		ret = 0;
+		goto out;
+	}
 	/* libfuse prints its own reason when these fail. */
 	if (!(se = fuse_session_new(&mo.fargs, &envfs_ll_ops, sizeof(envfs_ll_ops), &fs)))
 		goto out;

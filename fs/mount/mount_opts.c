@@ -1,6 +1,8 @@
 /* Mount command-line parsing; see mount_opts.h. */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,109 +48,268 @@ static int parse_spin(const char *opt, const char *s, unsigned *out)
 	return 0;
 }
 
-/* Handles one comma-separated -o list. */
-static int parse_o(struct mount_opts *mo, const char *list)
+enum {
+	KEY_RO = INPUTS_KEY_END,
+	KEY_RW,
+	KEY_ALLOW_OTHER,
+	KEY_ENTRY_TIMEOUT,
+	KEY_ATTR_TIMEOUT,
+	KEY_SPIN,
+};
+
+/* The -o names of the INPUTS; each takes what the option of the same
+ * name takes (--env-file FILE is env_file=FILE). */
+#define INPUT_OPT(name, key) FUSE_OPT_KEY(name "=", key)
+
+static const struct fuse_opt mount_opt_table[] = {
+	INPUT_OPT("specs", INPUTS_SPECS),
+	INPUT_OPT("config", INPUTS_CONFIG),
+	INPUT_OPT("inherit", INPUTS_INHERIT),
+	INPUT_OPT("pass", INPUTS_PASS),
+	INPUT_OPT("env", INPUTS_ENV),
+	INPUT_OPT("env_file", INPUTS_ENV_FILE),
+	INPUT_OPT("extra_arch", INPUTS_EXTRA_ARCH),
+	INPUT_OPT("state", INPUTS_STATE),
+	INPUT_OPT("host_root", INPUTS_HOST_ROOT),
+	FUSE_OPT_KEY("entry_timeout=", KEY_ENTRY_TIMEOUT),
+	FUSE_OPT_KEY("attr_timeout=", KEY_ATTR_TIMEOUT),
+	FUSE_OPT_KEY("spin=", KEY_SPIN),
+	{ "noinval", offsetof(struct mount_opts, noinval), 1 },
+	/* Mount flags: ours to know, libfuse's to apply (kept). */
+	FUSE_OPT_KEY("ro", KEY_RO),
+	FUSE_OPT_KEY("rw", KEY_RW),
+	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
+	/* fstab's and mount(8)'s, meaningless to a FUSE mount: dropped, as
+	 * sshfs drops them, so the same line works by hand and at boot. */
+	FUSE_OPT_KEY("auto", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("noauto", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("user", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nouser", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("users", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("_netdev", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nofail", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("defaults", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_END
+};
+
+/* fuse_opt_parse's callback: 0 drops arg, 1 keeps it for libfuse. */
+static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 {
-	char *copy = strdup(list), *save = NULL, *opt;
-	int err = 0;
+	struct mount_opts *mo = data;
+	const char *v = strchr(arg, '=');
 
-	if (!copy)
-		return -ENOMEM;
-	for (opt = strtok_r(copy, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
-		const char *pass = opt;
-
-		if (!strncmp(opt, "entry_timeout=", 14)) {
-			if ((err = parse_timeout(opt, opt + 14, &mo->entry_timeout)) < 0)
-				goto out;
-			continue;
-		}
-		if (!strncmp(opt, "attr_timeout=", 13)) {
-			if ((err = parse_timeout(opt, opt + 13, &mo->attr_timeout)) < 0)
-				goto out;
-			continue;
-		}
-		if (!strncmp(opt, "spin=", 5)) {
-			if ((err = parse_spin(opt, opt + 5, &mo->spin_us)) < 0)
-				goto out;
-			continue;
-		}
-		if (!strcmp(opt, "noinval")) {
-			mo->noinval = true;
-			continue;
-		}
-		if (!strcmp(opt, "ro"))
-			mo->ro = true;
-		else if (!strcmp(opt, "rw"))
-			mo->ro = false;
-		else if (!strcmp(opt, "allow_other"))
-			mo->allow_other = true;
-		/* Everything else (and ro/allow_other themselves, which are
-		 * mount flags) is libfuse's to accept or refuse. */
-		if (fuse_opt_add_arg(&mo->fargs, "-o") < 0 ||
-		    fuse_opt_add_arg(&mo->fargs, pass) < 0) {
-			err = -ENOMEM;
-			goto out;
-		}
+	(void)outargs;
+	v = v ? v + 1 : "";
+	if (key >= INPUTS_SPECS && key < INPUTS_KEY_END)
+		return inputs_take(&mo->ci, key, v) < 0 ? -1 : 0;
+	switch (key) {
+	case KEY_ENTRY_TIMEOUT:
+		return parse_timeout(arg, v, &mo->entry_timeout) < 0 ? -1 : 0;
+	case KEY_ATTR_TIMEOUT:
+		return parse_timeout(arg, v, &mo->attr_timeout) < 0 ? -1 : 0;
+	case KEY_SPIN:
+		return parse_spin(arg, v, &mo->spin_us) < 0 ? -1 : 0;
+	case KEY_RO:
+		mo->ro = true;
+		return 1;
+	case KEY_RW:
+		mo->ro = false;
+		return 1;
+	case KEY_ALLOW_OTHER:
+		mo->allow_other = true;
+		return 1;
+	case FUSE_OPT_KEY_OPT:
+		/* x-systemd.automount and the like are for other programs. */
+		return strncmp(arg, "x-", 2) ? 1 : 0;
+	default:
+		return 1;
 	}
-out:
-	free(copy);
-	return err;
 }
 
-int mount_opts_parse(struct mount_opts *mo, int argc, char **argv)
+static int add_arg(struct fuse_args *a, const char *s)
 {
-	int i = 1, r;
+	return fuse_opt_add_arg(a, s) < 0 ? bad("%s", strerror(ENOMEM)) : 0;
+}
+
+enum {
+	KEY_OLD_ARCH = INPUTS_KEY_END,
+};
+
+/* One -o LIST: queued for fuse_opt_parse, then its env= values scrubbed
+ * from argv (the queue holds a copy). */
+static int take_opt_list(struct fuse_args *lists, char *list)
+{
+	int err;
+
+	if ((err = add_arg(lists, "-o")) < 0 || (err = add_arg(lists, list)) < 0)
+		return err;
+	inputs_scrub_opt_list(list);
+	return 0;
+}
+
+static const struct option long_options[] = {
+	INPUTS_LONG_OPTIONS,
+	{ "arch", required_argument, NULL, KEY_OLD_ARCH },
+	{ "debug", no_argument, NULL, 'd' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int refused(int c, char **argv)
+{
+	const char *a = argv[optind - 1] ? argv[optind - 1] : "";
+	int n = (int)strcspn(a, "=");
+
+	if (c == ':' && strncmp(a, "--", 2))
+		fprintf(stderr, "primus-envfs: option '-%c' needs an argument", optopt);
+	else if (c == ':')
+		fprintf(stderr, "primus-envfs: option '%.*s' needs an argument", n, a);
+	else if (!strncmp(a, "--", 2) && optopt)
+		fprintf(stderr, "primus-envfs: option '%.*s' takes no argument", n, a);
+	else if (!strncmp(a, "--", 2))
+		fprintf(stderr, "primus-envfs: unrecognized option '%.*s'", n, a);
+	else
+		fprintf(stderr, "primus-envfs: unrecognized option '-%c'", optopt);
+	fputs(" (see primus-envfs --help)\n", stderr);
+	return -EINVAL;
+}
+
+/* The command line of primus-envfs itself: INPUTS and the mount's
+ * switches; every -o list is appended to lists. */
+static int parse_own(struct mount_opts *mo, int argc, char **argv, struct fuse_args *lists,
+		     bool *debug)
+{
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, ":fsdo:h", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			mo->foreground = true;
+			break;
+		case 's':
+			mo->single_thread = true;
+			break;
+		case 'd':
+			mo->foreground = true;
+			*debug = true;
+			break;
+		case 'o':
+			if ((err = take_opt_list(lists, optarg)) < 0)
+				return err;
+			break;
+		case 'h':
+			mo->help = true;
+			return 0;
+		case KEY_OLD_ARCH:
+			fprintf(stderr, "primus-envfs: note: --arch %s is deprecated for the "
+				"mount: write --extra-arch %s (--arch selects the arch in "
+				"resolve, check and exec)\n", optarg, optarg);
+			if ((err = inputs_take(&mo->ci, INPUTS_EXTRA_ARCH, optarg)) < 0)
+				return err;
+			break;
+		case '?':
+		case ':':
+			return refused(c, argv);
+		default:
+			if ((err = inputs_take(&mo->ci, c, optarg)) < 0)
+				return err;
+			if (c == INPUTS_ENV)
+				inputs_scrub_env_arg(optarg);
+		}
+	}
+	return 0;
+}
+
+/* mount(8)'s helper convention (mount.TYPE SOURCE DIR [-sfnvrw] [-o OPTS]
+ * [-t TYPE]): -f is a fake mount, -s sloppy, -n no mtab, -v verbose, and
+ * the mount goes to the background once it is ready, which is when
+ * mount(8) may return. */
+static int parse_helper(struct mount_opts *mo, int argc, char **argv, struct fuse_args *lists)
+{
+	int c, err;
+
+	while ((c = getopt(argc, argv, ":sfnvrwo:t:")) != -1) {
+		switch (c) {
+		case 'f':
+			mo->fake = true;
+			break;
+		case 'r':
+			if ((err = add_arg(lists, "-oro")) < 0)
+				return err;
+			break;
+		case 'w':
+			if ((err = add_arg(lists, "-orw")) < 0)
+				return err;
+			break;
+		case 'o':
+			if ((err = take_opt_list(lists, optarg)) < 0)
+				return err;
+			break;
+		case 's':
+		case 'n':
+		case 'v':
+		case 't':
+			break;
+		default:
+			return refused(c, argv);
+		}
+	}
+	return 0;
+}
+
+int mount_opts_parse(struct mount_opts *mo, int argc, char **argv, bool as_helper)
+{
+	struct fuse_args lists = FUSE_ARGS_INIT(0, NULL);
+	bool debug = false;
+	int err, nops;
 
 	memset(mo, 0, sizeof(*mo));
 	mo->entry_timeout = ENVFS_DEFAULT_TIMEOUT;
 	mo->attr_timeout = ENVFS_DEFAULT_TIMEOUT;
 	mo->spin_us = LOOP_DEFAULT_SPIN_US;
 	/* Our fsname goes first so a user's -o fsname= wins. */
-	if (fuse_opt_add_arg(&mo->fargs, argv[0]) < 0 ||
-	    fuse_opt_add_arg(&mo->fargs, "-o") < 0 ||
-	    fuse_opt_add_arg(&mo->fargs, "fsname=primus-envfs,subtype=primus-envfs") < 0)
-		return -ENOMEM;
-	while (i < argc) {
-		const char *a = argv[i];
-
-		if ((r = inputs_parse_option(&mo->ci, &i, argc, argv)) < 0)
-			return r;
-		if (r > 0)
-			continue;
-		if (!strcmp(a, "-f")) {
-			mo->foreground = true;
-		} else if (!strcmp(a, "-s")) {
-			mo->single_thread = true;
-		} else if (!strcmp(a, "-d") || !strcmp(a, "--debug")) {
-			mo->foreground = true;
-			if (fuse_opt_add_arg(&mo->fargs, "-d") < 0)
-				return -ENOMEM;
-		} else if (!strcmp(a, "-o")) {
-			if (i + 1 >= argc)
-				return bad("%s needs an argument", a);
-			if ((r = parse_o(mo, argv[++i])) < 0)
-				return r;
-		} else if (!strncmp(a, "-o", 2)) {
-			if ((r = parse_o(mo, a + 2)) < 0)
-				return r;
-		} else if (a[0] == '-' && a[1]) {
-			return bad("unknown option %s (see primus-envfs --help)", a);
-		} else if (mo->mountpoint) {
-			return bad("unexpected argument %s: only one MOUNTPOINT", a);
-		} else {
-			mo->mountpoint = a;
-		}
-		i++;
+	if ((err = add_arg(&lists, argv[0])) < 0 || (err = add_arg(&lists, "-o")) < 0 ||
+	    (err = add_arg(&lists, "fsname=primus-envfs,subtype=primus-envfs")) < 0)
+		goto out;
+	opterr = 0;
+	optind = 1;
+	err = as_helper ? parse_helper(mo, argc, argv, &lists) :
+			  parse_own(mo, argc, argv, &lists, &debug);
+	if (err < 0 || mo->help)
+		goto out;
+	err = -EINVAL;
+	if (fuse_opt_parse(&lists, mo, mount_opt_table, opt_proc) < 0)
+		goto out;
+	/* fuse_opt_parse leaves argv[0] and what libfuse is to see. */
+	if ((err = add_arg(&mo->fargs, lists.argv[0])) < 0)
+		goto out;
+	if (debug && (err = add_arg(&mo->fargs, "-d")) < 0)
+		goto out;
+	for (int k = 1; k < lists.argc; k++)
+		if ((err = add_arg(&mo->fargs, lists.argv[k])) < 0)
+			goto out;
+	err = -EINVAL;
+	nops = argc - optind;
+	if (nops < 1) {
+		bad("%s", "missing MOUNTPOINT (see primus-envfs --help)");
+		goto out;
 	}
-	if (!mo->mountpoint)
-		return bad("%s", "missing MOUNTPOINT (see primus-envfs --help)");
+	if (nops > 2) {
+		bad("unexpected argument '%s': [SOURCE] MOUNTPOINT only (see primus-envfs --help)",
+		    argv[optind + 2]);
+		goto out;
+	}
+	/* SOURCE is what mount(8) and fstab put first; it means nothing. */
+	mo->mountpoint = argv[argc - 1];
+	err = 0;
 	/* With other users let in, the kernel must check modes (a secret's
 	 * 0600) instead of trusting the daemon to. */
-	if (mo->allow_other &&
-	    (fuse_opt_add_arg(&mo->fargs, "-o") < 0 ||
-	     fuse_opt_add_arg(&mo->fargs, "default_permissions") < 0))
-		return -ENOMEM;
-	return 0;
+	if (mo->allow_other && ((err = add_arg(&mo->fargs, "-o")) < 0 ||
+				(err = add_arg(&mo->fargs, "default_permissions")) < 0))
+		goto out;
+out:
+	fuse_opt_free_args(&lists);
+	return err;
 }
 
 void mount_opts_release(struct mount_opts *mo)

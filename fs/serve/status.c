@@ -5,6 +5,7 @@
 
 #include "counters.h"
 #include "envfs_config.h"
+#include "report.h"
 #include "status.h"
 
 /* ISO 8601 UTC with milliseconds: two hosts compare these by eye. */
@@ -85,14 +86,20 @@ out:
 	return err;
 }
 
-int diagnostics_render(const struct diag_list *l, struct strbuf *out)
+int diagnostics_render(const struct diag_list *load, const struct epoch *e,
+		       struct strbuf *out)
 {
+	struct report r = REPORT_INIT;
 	size_t i;
-	int err = 0;
+	int err = report_add(&r, load, 0, NULL, NULL);
 
-	for (i = 0; i < l->n; i++)
-		if ((err = diag_format(&l->v[i], out)) < 0 ||
-		    (err = sb_addc(out, '\n')) < 0)
-			break;
+	for (i = 0; e && i < e->ndirs && !err; i++) {
+		const struct snapshot *s = e->dirs[i].snap;
+
+		err = report_add(&r, &s->diags, load->n, s->backend, s->arch);
+	}
+	if (!err)
+		err = report_text(&r, DIAG_INFO, out, NULL);
+	report_release(&r);
 	return err;
 }

@@ -27,7 +27,13 @@ int status_render(struct envfs *fs, const struct epoch *e,
 /* *out: e's status text followed by the request counters as they are
  * now (one reference, caller-owned). Returns 0 or -ENOMEM. */
 int status_live(const struct epoch *e, struct blob **out);
-/* Appends one "file:line:col: severity: message" line per diagnostic. */
-int diagnostics_render(const struct diag_list *l, struct strbuf *out);
+/* Appends the diagnostics file: one "file:line:col: severity: message"
+ * line per diagnostic of the inputs (load), then per diagnostic of e's
+ * directories (each snapshot's past its first load->n, which are the
+ * inputs' own), each once with " [DIR ...]" or " [every directory]"
+ * naming where it applies (report.h). e may be NULL (a load that failed:
+ * its reasons only). Returns 0 or -ENOMEM. */
+int diagnostics_render(const struct diag_list *load, const struct epoch *e,
+		       struct strbuf *out);
 
 #endif

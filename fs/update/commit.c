@@ -57,39 +57,6 @@ static void change_undo(struct override_set *ov, const char *backend,
 			backend, arch, ch->name, strerror(-err));
 }
 
-/* The diagnostics file of a successful load, rebuilt after one directory
- * changed: the world's, then each directory's own, in resolve_all's order. */
-static int render_diagnostics(const struct world *w, struct epoch *e, struct strbuf *out)
-{
-	struct diag_list all = DIAG_LIST_INIT;
-	size_t k, j;
-	int err;
-
-	if ((err = diag_extend(&all, &w->diags)) < 0)
-		goto out;
-	for (k = 0; k < w->specs->nbackends; k++) {
-		const struct spec *s = w->specs->backends[k];
-		const char **arches = NULL;
-		size_t na = 0;
-
-		if ((err = world_arches(w, s, &arches, &na)) < 0)
-			goto out;
-		for (j = 0; j < na && err == 0; j++) {
-			struct epoch_dir *ed = epoch_find_dir(e, s->backend, arches[j]);
-
-			if (ed)
-				err = diag_extend_from(&all, &ed->snap->diags, w->diags.n);
-		}
-		free(arches);
-		if (err < 0)
-			goto out;
-	}
-	err = diagnostics_render(&all, out);
-out:
-	diag_list_release(&all);
-	return err;
-}
-
 /* status and diagnostics of next, which replaces prev after a commit. */
 static int render_texts(struct envfs *fs, struct epoch *prev, struct epoch *next)
 {
@@ -107,7 +74,7 @@ static int render_texts(struct envfs *fs, struct epoch *prev, struct epoch *next
 		next->diagnostics = blob_ref(prev->diagnostics);
 		goto out;
 	}
-	if ((err = render_diagnostics(fs->world, next, &sb)) < 0 ||
+	if ((err = diagnostics_render(&fs->world->diags, next, &sb)) < 0 ||
 	    (err = blob_from_sb(&sb, &next->diagnostics)) < 0)
 		goto out;
 out:

@@ -116,7 +116,9 @@ static int render_texts(struct envfs *fs, struct epoch *e, const struct load *ld
 	    (err = blob_from_sb(&sb, &e->status)) < 0)
 		goto out;
 	sb_reset(&sb);
-	if ((err = diagnostics_render(&ld->diags, &sb)) < 0 ||
+	/* A failed load has no epoch of its own: its reasons alone. */
+	if ((err = (ld->world ? diagnostics_render(&ld->world->diags, e, &sb) :
+			       diagnostics_render(&ld->diags, NULL, &sb))) < 0 ||
 	    (err = blob_from_sb(&sb, &e->diagnostics)) < 0)
 		goto out;
 	if (ld->error && !(e->last_error = strdup(ld->error)))

@@ -1787,7 +1787,7 @@ static int build_snapshot(struct sim *s, struct snapshot **out)
 		sv->explain = e->explain;
 		if (sv->def && !(sv->def = arena_strdup(snap->arena, sv->def)))
 			goto out;
-		if (e->set && view_is_name(e->name, e->name_len)) {
+		if (e->set && view_is_name(sv->name)) {
 			sv->view_name = true;
 			if ((err = diag_add(&snap->diags, DIAG_WARNING, sv->source, 0, 0,
 					    "%s is named like a view file; it is only reachable "

@@ -26,6 +26,11 @@ struct envfs_inputs {
 	const char *const *pass;       /* --pass NAME */
 	size_t npass;
 	const char *const *env;        /* --env NAME=VALUE */
+	const char *const *env_sources; /* beside each env entry, its source
+	                                  ("FILE:LINE" of an --env-file); NULL
+	                                  (the array or an entry): written
+	                                  inline as --env NAME=VALUE, source
+	                                  "cli" */
 	size_t nenv;
 	const char *const *arches;     /* --arch NAME */
 	size_t narches;
@@ -105,8 +110,10 @@ bool world_host_allowed(const struct world *w, const struct spec *backend,
  * or the backend has no such directory, with *why (borrowed) saying so. */
 const char *world_host_arch(const struct world *w, const char *backend, const char **why);
 /* True when a spec of w declares name secret (in any backend: a secret
- * is secret everywhere). ctx is the world; the shape of a config_secrets
- * callback. */
+ * is secret everywhere). */
+bool world_secret_declared(const struct world *w, const char *name);
+/* world_secret_declared() in the shape of a config_secrets callback; ctx
+ * is the world. */
 bool world_name_secret(void *ctx, const char *name);
 /* True when the world knows backend/arch (a spec arch or --arch). */
 bool world_has_dir(const struct world *w, const char *backend, const char *arch);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "inherit.h"
+#include "json.h"
 #include "sha256.h"
 #include "text.h"
 
@@ -27,6 +28,7 @@ static const char *const view_names[VIEW_COUNT] = {
 	[VIEW_JSON] = "env.json",
 	[VIEW_EXPLAIN] = "explain",
 	[VIEW_DIGEST] = "digest",
+	[VIEW_COMPOSE] = "compose.env",
 };
 
 /* Go's unicode.IsSpace: what docker trims from the start of a line. */
@@ -183,6 +185,113 @@ static int render_env_file(const struct snapshot *s, struct strbuf *out, struct 
 	return 0;
 }
 
+/* A python-dotenv 0.21 ${NAME} or ${NAME:-default} at p: it expands
+ * every one, whatever the quoting. */
+static bool dotenv_expansion(const char *p, const char *end)
+{
+	if (end - p < 3 || p[0] != '$' || p[1] != '{')
+		return false;
+	for (p += 2; p < end && *p != '}' && *p != ':'; p++)
+		;
+	if (p + 1 < end && p[0] == ':' && p[1] == '-')
+		for (p += 2; p < end && *p != '}'; p++)
+			;
+	return p < end && *p == '}';
+}
+
+/* Why docker-compose 1.29 (python-dotenv 0.21, read as UTF-8 text with
+ * universal newlines) cannot carry v in a single-quoted value, or NULL. */
+static const char *compose_reason(const struct snap_var *v)
+{
+	const char *p = v->value, *end = v->value + v->value_len;
+
+	if (!env_name_valid(v->name, v->name_len))
+		return "name cannot be written in a compose env file";
+	if (has_byte(v->value, v->value_len, '\0'))
+		return "value contains a NUL byte";
+	if (has_byte(v->value, v->value_len, '\r'))
+		return "value contains a carriage return (compose reads it as a newline)";
+	if (!utf8_valid(v->value, v->value_len))
+		return "value is not valid UTF-8";
+	for (; p < end; p++)
+		if (*p == '$' && dotenv_expansion(p, end))
+			return "value contains ${...}, which docker-compose 1.29 expands";
+	return NULL;
+}
+
+/* Whether dotenv reads v unquoted as it is: its unquoted values lose
+ * leading and trailing blanks and a " #" comment, and a leading quote
+ * starts a quoted value. Non-ASCII bytes before '#' count as blanks
+ * (Python's \s is Unicode's). */
+static bool compose_unquoted_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (!n || s[0] == '\'' || s[0] == '"' || s[0] == ' ' || s[0] == '\t' ||
+	    (unsigned char)s[0] >= 0x80 || s[n - 1] == ' ' || s[n - 1] == '\t')
+		return false;
+	for (i = 1; i < n; i++) {
+		unsigned char p = (unsigned char)s[i - 1];
+
+		if (s[i] == '#' && (p <= ' ' || p >= 0x80))
+			return false;
+		if (s[i] == '\n' || (unsigned char)s[i] < 0x20)
+			return false;
+	}
+	return true;
+}
+
+/* NAME='value' lines: in python-dotenv's single quotes only \\ and \'
+ * are escapes, and newlines, '#', '"', '$' and trailing blanks are kept.
+ * Its pattern for them cannot end in an escaped backslash (\\' reads as
+ * an escaped quote, and the value runs on into the next line), so a
+ * value ending in '\' is written unquoted when dotenv reads it back
+ * unchanged that way, and left out otherwise. */
+static int render_compose(const struct snapshot *s, struct strbuf *out, struct vsink *k)
+{
+	size_t i, j;
+	int err;
+
+	if ((err = add_header(s, "compose.env", out)) < 0)
+		return err;
+	for (i = 0; i < s->nvars; i++) {
+		const struct snap_var *v = &s->vars[i];
+		bool bs_end = v->value_len && v->value[v->value_len - 1] == '\\';
+		const char *why = compose_reason(v);
+
+		if (!exported(v))
+			continue;
+		if (!why && bs_end && !compose_unquoted_ok(v->value, v->value_len))
+			why = "value ends with a backslash, which docker-compose 1.29 cannot read back";
+		if (why) {
+			if ((err = add_omitted(out, "# ", v, why)) < 0)
+				return err;
+			continue;
+		}
+		if ((err = sb_add(out, v->name, v->name_len)) < 0 || (err = sb_addc(out, '=')) < 0)
+			return err;
+		if (bs_end) {
+			err = sb_add(out, v->value, v->value_len);
+		} else {
+			err = sb_addc(out, '\'');
+			for (j = 0; j < v->value_len && !err; j++) {
+				char c = v->value[j];
+
+				if (c == '\\' || c == '\'')
+					err = sb_addc(out, '\\');
+				if (!err)
+					err = sb_addc(out, c);
+			}
+			if (!err)
+				err = sb_addc(out, '\'');
+		}
+		if (err < 0 || (err = sb_addc(out, '\n')) < 0)
+			return err;
+		vsink_step(k, out);
+	}
+	return 0;
+}
+
 /* An environ block cannot hold a NUL inside a value; such a value (the
  * resolver reports it) is left out rather than cut short. */
 static int render_environ(const struct snapshot *s, struct strbuf *out, struct vsink *k)
@@ -247,54 +356,6 @@ static int render_sh(const struct snapshot *s, struct strbuf *out, struct vsink 
 	return 0;
 }
 
-/* A JSON string. Bytes that are not valid UTF-8 are written as \u00XX of
- * the byte (so 0xff reads back as U+00FF): the output stays valid JSON at
- * the cost of that one lossy mapping, which environ and env.sh do not
- * have. Valid multi-byte UTF-8 passes through. */
-static int add_json_string(struct strbuf *out, const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, k;
-	unsigned cp;
-	int err;
-
-	if ((err = sb_addc(out, '"')) < 0)
-		return err;
-	while (i < n) {
-		unsigned char c = p[i];
-
-		if (c >= 0x80) {
-			k = utf8_seq(p + i, n - i, &cp);
-			if (k) {
-				err = sb_add(out, p + i, k);
-				i += k;
-			} else {
-				err = sb_addf(out, "\\u%04x", c);
-				i++;
-			}
-		} else {
-			switch (c) {
-			case '"': err = sb_adds(out, "\\\""); break;
-			case '\\': err = sb_adds(out, "\\\\"); break;
-			case '\n': err = sb_adds(out, "\\n"); break;
-			case '\r': err = sb_adds(out, "\\r"); break;
-			case '\t': err = sb_adds(out, "\\t"); break;
-			case '\b': err = sb_adds(out, "\\b"); break;
-			case '\f': err = sb_adds(out, "\\f"); break;
-			default:
-				if (c < 0x20)
-					err = sb_addf(out, "\\u%04x", c);
-				else
-					err = sb_addc(out, (char)c);
-			}
-			i++;
-		}
-		if (err < 0)
-			return err;
-	}
-	return sb_addc(out, '"');
-}
-
 static int render_json(const struct snapshot *s, struct strbuf *out, struct vsink *k)
 {
 	bool first = true;
@@ -309,9 +370,9 @@ static int render_json(const struct snapshot *s, struct strbuf *out, struct vsin
 		if (!exported(v))
 			continue;
 		if ((err = sb_adds(out, first ? "\n  " : ",\n  ")) < 0 ||
-		    (err = add_json_string(out, v->name, v->name_len)) < 0 ||
+		    (err = json_add_string(out, v->name, v->name_len)) < 0 ||
 		    (err = sb_adds(out, ": ")) < 0 ||
-		    (err = add_json_string(out, v->value, v->value_len)) < 0)
+		    (err = json_add_string(out, v->value, v->value_len)) < 0)
 			return err;
 		first = false;
 		vsink_step(k, out);
@@ -539,6 +600,7 @@ static int render(const struct snapshot *s, enum view_kind kind, struct strbuf *
 	case VIEW_JSON: return render_json(s, out, k);
 	case VIEW_EXPLAIN: return render_explain(s, out, k);
 	case VIEW_DIGEST: return render_digest(s, out);
+	case VIEW_COMPOSE: return render_compose(s, out, k);
 	default: return -EINVAL;
 	}
 }
@@ -608,7 +670,22 @@ int view_from_name(const char *name, enum view_kind *out)
 		*out = VIEW_JSON;
 		return 0;
 	}
+	if (!strcmp(name, "compose")) {
+		*out = VIEW_COMPOSE;
+		return 0;
+	}
 	return -EINVAL;
+}
+
+bool view_is_name(const char *name)
+{
+	size_t i;
+
+	/* Only the file names: "sh" and "json" may well be variables. */
+	for (i = 0; i < VIEW_COUNT; i++)
+		if (!strcmp(name, view_names[i]))
+			return true;
+	return false;
 }
 
 bool view_is_secret(const struct snapshot *s, enum view_kind kind)
@@ -619,18 +696,9 @@ bool view_is_secret(const struct snapshot *s, enum view_kind kind)
 	case VIEW_ENVIRON:
 	case VIEW_SH:
 	case VIEW_JSON:
+	case VIEW_COMPOSE:
 		return s && s->secret_in_views;
 	default:
 		return false;
 	}
-}
-
-bool view_is_name(const char *name, size_t len)
-{
-	size_t k;
-
-	for (k = 0; k < VIEW_COUNT; k++)
-		if (strlen(view_names[k]) == len && !memcmp(name, view_names[k], len))
-			return true;
-	return false;
 }

@@ -17,6 +17,7 @@ enum view_kind {
 	VIEW_JSON,
 	VIEW_EXPLAIN,
 	VIEW_DIGEST,
+	VIEW_COMPOSE,
 	VIEW_COUNT
 };
 
@@ -28,15 +29,16 @@ int view_render(const struct snapshot *s, enum view_kind kind, struct strbuf *ou
  * view_render), else out is left empty. Returns 0 or a negative errno. */
 int view_measure(const struct snapshot *s, enum view_kind kind, size_t keep,
 		 struct strbuf *out, size_t *len, uint8_t sum[SHA256_LEN]);
-/* File name in the mount: env_file environ env.sh env.json explain digest. */
+/* File name in the mount: env_file environ env.sh env.json explain digest
+ * compose.env. */
 const char *view_file_name(enum view_kind kind);
-/* Finds a view by file name or --format name (sh, json also accepted).
- * Returns 0 or -EINVAL. */
+/* Finds a view by file name or --format name (sh, json, compose also
+ * accepted). Returns 0 or -EINVAL. */
 int view_from_name(const char *name, enum view_kind *out);
+/* True when name is a view's file name: a variable of that name has no
+ * file of its own (it is only in the views). */
+bool view_is_name(const char *name);
 /* True when the view shows a secret value (mode 0600). */
 bool view_is_secret(const struct snapshot *s, enum view_kind kind);
-
-/* True when name (len bytes) is the file name of a view. */
-bool view_is_name(const char *name, size_t len);
 
 #endif

@@ -7,6 +7,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+static bool spec_secret(const struct spec *s, const char *name)
+{
+	size_t first, n = s ? spec_entries(s, name, &first) : 0, k;
+
+	for (k = 0; k < n; k++)
+		if (s->vars[s->by_name[first + k]].secret)
+			return true;
+	return false;
+}
+
+bool world_secret_declared(const struct world *w, const char *name)
+{
+	size_t k;
+
+	if (!w->specs)
+		return false;
+	if (spec_secret(w->specs->runner, name))
+		return true;
+	for (k = 0; k < w->specs->nbackends; k++)
+		if (spec_secret(w->specs->backends[k], name))
+			return true;
+	return false;
+}
+
+/* The cli layer. A secret written inline (--env HF_TOKEN=...) is readable
+ * by every user in /proc/PID/cmdline for the life of the process: a
+ * warning naming the name, never the value. Needs the specs loaded. */
 static int load_cli(struct world *w, const struct envfs_inputs *in)
 {
 	size_t k;
@@ -14,15 +41,25 @@ static int load_cli(struct world *w, const struct envfs_inputs *in)
 
 	for (k = 0; k < in->nenv; k++) {
 		const char *kv = in->env[k], *eq = strchr(kv, '=');
+		const char *src = in->env_sources ? in->env_sources[k] : NULL;
+		size_t n = eq ? (size_t)(eq - kv) : 0;
 
-		if (!eq || !env_name_valid(kv, (size_t)(eq - kv))) {
+		if (!eq || !env_name_valid(kv, n)) {
 			diag_add(&w->diags, DIAG_ERROR, NULL, 0, 0,
-				 "--env %s: expected NAME=VALUE", kv);
+				 "--env: expected NAME=VALUE");
 			return -EINVAL;
 		}
-		if ((err = env_list_add(&w->cli, kv, (size_t)(eq - kv), eq + 1,
-					strlen(eq + 1), "cli")) < 0)
+		if ((err = env_list_add(&w->cli, kv, n, eq + 1, strlen(eq + 1),
+					src ? src : "cli")) < 0)
 			return err;
+		if (!src && world_secret_declared(w, w->cli.v[w->cli.n - 1].name) &&
+		    diag_add(&w->diags, DIAG_WARNING, NULL, 0, 0,
+			     "%s is a secret given as --env %s=... on the command line, where "
+			     "every user can read it (ps, /proc/PID/cmdline); pass it with "
+			     "--env-file FILE or as --env %s (the value from the environment)",
+			     w->cli.v[w->cli.n - 1].name, w->cli.v[w->cli.n - 1].name,
+			     w->cli.v[w->cli.n - 1].name) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -183,32 +220,9 @@ static int load_specs(struct world *w, const struct envfs_inputs *in,
 	return err;
 }
 
-static bool spec_declares_secret(const struct spec *s, const char *name)
-{
-	size_t first, n, k;
-
-	if (!s)
-		return false;
-	n = spec_entries(s, name, &first);
-	for (k = 0; k < n; k++)
-		if (s->vars[s->by_name[first + k]].secret)
-			return true;
-	return false;
-}
-
 bool world_name_secret(void *ctx, const char *name)
 {
-	const struct world *w = ctx;
-	size_t k;
-
-	if (!w->specs)
-		return false;
-	if (spec_declares_secret(w->specs->runner, name))
-		return true;
-	for (k = 0; k < w->specs->nbackends; k++)
-		if (spec_declares_secret(w->specs->backends[k], name))
-			return true;
-	return false;
+	return world_secret_declared(ctx, name);
 }
 
 static int load(const struct envfs_inputs *in, const struct world *prev, bool share,

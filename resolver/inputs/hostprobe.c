@@ -174,7 +174,8 @@ static int probe_gpu(struct hostprobe *hp)
 
 	if ((err = list_rel(hp->root, KFD_NODES, false, &nodes, &n)) < 0)
 		goto out;
-	if (n)
+	/* qsort(NULL, 0) is undefined: a node without KFD lists nothing. */
+	if (n > 1)
 		qsort(nodes, n, sizeof(*nodes), cmp_num);
 	for (k = 0; k < n && ver <= 0; k++) {
 		if (!all_digits(nodes[k]))
@@ -248,7 +249,7 @@ static int probe_ib(struct hostprobe *hp)
 
 	if ((err = list_rel(hp->root, IB_DIR, false, &devs, &ndevs)) < 0)
 		goto out;
-	if (ndevs)
+	if (ndevs > 1)
 		qsort(devs, ndevs, sizeof(*devs), cmp_str);
 	for (k = 0; k < ndevs; k++) {
 		if (strstr(devs[k], "bond") || strstr(devs[k], "eth0"))
@@ -262,8 +263,7 @@ static int probe_ib(struct hostprobe *hp)
 			goto out;
 		if (!nports)
 			continue;
-		if (nports)
-			qsort(ports, nports, sizeof(*ports), cmp_num);
+		qsort(ports, nports, sizeof(*ports), cmp_num);
 		if ((err = sb_addf(&out, "%s%s:%s", out.len ? "," : "", devs[k], ports[0])) < 0)
 			goto out;
 	}
@@ -558,7 +558,7 @@ static int probe_ip(struct hostprobe *hp)
 	if ((err = load_ifaces(hp->root, &n)) < 0 || (err = load_routes(hp->root, &n)) < 0 ||
 	    (err = load_v4(hp->root, &n)) < 0)
 		goto out;
-	if (n.nv4)
+	if (n.nv4 > 1)
 		qsort_r(n.v4, n.nv4, sizeof(*n.v4), cmp_v4, &n);
 	for (k = 0; k < n.nv4 && !first.len; k++) {
 		struct in_addr ia = { htonl(n.v4[k].addr) };

@@ -117,14 +117,15 @@ static const char *host_lookup(char *const *host_env, const char *name, size_t n
 	return NULL;
 }
 
-static int add_with_source(struct env_list *out, const char *file, size_t line,
-			   const char *name, size_t name_len, const char *value,
-			   size_t value_len)
+/* Where an entry came from: "TAG:FILE:LINE", or "FILE:LINE" without a tag. */
+static int add_with_source(struct env_list *out, const char *tag, const char *file,
+			   size_t line, const char *name, size_t name_len,
+			   const char *value, size_t value_len)
 {
 	struct strbuf src = STRBUF_INIT;
 	int err;
 
-	if (!(err = sb_addf(&src, "image:%s:%zu", file, line)))
+	if (!(err = sb_addf(&src, "%s%s%s:%zu", tag ? tag : "", tag ? ":" : "", file, line)))
 		err = env_list_add(out, name, name_len, value, value_len, sb_str(&src));
 	sb_release(&src);
 	return err;
@@ -132,7 +133,7 @@ static int add_with_source(struct env_list *out, const char *file, size_t line,
 
 /* One env-file line, already split off at '\n' with a trailing '\r'
  * dropped (bufio.ScanLines does both). */
-static int env_file_line(const char *file, unsigned lineno, const char *s,
+static int env_file_line(const char *tag, const char *file, unsigned lineno, const char *s,
 			 size_t n, char *const *host_env, struct env_list *out,
 			 struct diag_list *diags)
 {
@@ -184,17 +185,17 @@ static int env_file_line(const char *file, unsigned lineno, const char *s,
 		return err;
 	}
 	if (eq)
-		return add_with_source(out, file, lineno, s, name_len, eq + 1,
+		return add_with_source(out, tag, file, lineno, s, name_len, eq + 1,
 				       n - name_len - 1);
 	/* A bare NAME takes the host's value, and is skipped when the host
 	 * has none, as docker does. */
 	value = host_lookup(host_env, s, name_len);
 	if (!value)
 		return 0;
-	return add_with_source(out, file, lineno, s, name_len, value, strlen(value));
+	return add_with_source(out, tag, file, lineno, s, name_len, value, strlen(value));
 }
 
-static int load_env_file(const char *name, const char *buf, size_t len,
+static int load_env_file(const char *tag, const char *name, const char *buf, size_t len,
 			 char *const *host_env, struct env_list *out,
 			 struct diag_list *diags)
 {
@@ -210,7 +211,7 @@ static int load_env_file(const char *name, const char *buf, size_t len,
 		lineno++;
 		if (cut && buf[pos + cut - 1] == '\r')
 			cut--;
-		if ((err = env_file_line(name, lineno, buf + pos, cut, host_env, out,
+		if ((err = env_file_line(tag, name, lineno, buf + pos, cut, host_env, out,
 					 diags)) < 0)
 			return err;
 		pos += n + (nl != NULL);
@@ -220,7 +221,7 @@ static int load_env_file(const char *name, const char *buf, size_t len,
 
 /* NAME=value\0 entries; "line" numbers in sources count entries. Values
  * are taken byte for byte: an environ dump has no comments or quoting. */
-static int load_environ(const char *name, const char *buf, size_t len,
+static int load_environ(const char *tag, const char *name, const char *buf, size_t len,
 			struct env_list *out, struct diag_list *diags)
 {
 	size_t pos = 0;
@@ -244,28 +245,40 @@ static int load_environ(const char *name, const char *buf, size_t len,
 				return err;
 			continue;
 		}
-		if ((err = add_with_source(out, name, entry, s, (size_t)(eq - s), eq + 1,
+		if ((err = add_with_source(out, tag, name, entry, s, (size_t)(eq - s), eq + 1,
 					   n - (size_t)(eq - s) - 1)) < 0)
 			return err;
 	}
 	return 0;
 }
 
-int inherit_load_buffer(const char *name, const char *buf, size_t len,
-			char *const *host_env, struct env_list *out,
-			struct diag_list *diags)
+static int load_buffer(const char *tag, const char *name, const char *buf, size_t len,
+		       char *const *host_env, struct env_list *out, struct diag_list *diags)
 {
 	if (!name || (!buf && len) || !out || !diags)
 		return -EINVAL;
 	if (!len)
 		return 0;
 	if (memchr(buf, '\0', len))
-		return load_environ(name, buf, len, out, diags);
-	return load_env_file(name, buf, len, host_env, out, diags);
+		return load_environ(tag, name, buf, len, out, diags);
+	return load_env_file(tag, name, buf, len, host_env, out, diags);
+}
+
+int inherit_load_buffer(const char *name, const char *buf, size_t len,
+			char *const *host_env, struct env_list *out,
+			struct diag_list *diags)
+{
+	return load_buffer("image", name, buf, len, host_env, out, diags);
 }
 
 int inherit_load_file(const char *path, char *const *host_env,
 		      struct env_list *out, struct diag_list *diags)
+{
+	return inherit_load_file_as(path, "image", host_env, out, diags);
+}
+
+int inherit_load_file_as(const char *path, const char *tag, char *const *host_env,
+			 struct env_list *out, struct diag_list *diags)
 {
 	struct strbuf buf = STRBUF_INIT;
 	struct stat st;
@@ -309,7 +322,7 @@ int inherit_load_file(const char *path, char *const *host_env,
 			goto out;
 		}
 	}
-	err = inherit_load_buffer(path, buf.buf, buf.len, host_env, out, diags);
+	err = load_buffer(tag, path, buf.buf, buf.len, host_env, out, diags);
 out:
 	if (fd >= 0)
 		close(fd);

@@ -28,6 +28,10 @@ struct env_list {
  * skipped. host_env may be NULL. Returns 0 or a negative errno. */
 int inherit_load_file(const char *path, char *const *host_env,
 		      struct env_list *out, struct diag_list *diags);
+/* The same for another layer's file (--env-file): sources read
+ * "TAG:FILE:LINE", or "FILE:LINE" when tag is NULL. */
+int inherit_load_file_as(const char *path, const char *tag, char *const *host_env,
+			 struct env_list *out, struct diag_list *diags);
 int inherit_load_buffer(const char *name, const char *buf, size_t len,
 			char *const *host_env, struct env_list *out,
 			struct diag_list *diags);

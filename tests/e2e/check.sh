@@ -5,11 +5,6 @@ set -eu
 
 CFG="$ENVFS_FIXTURES/config"
 
-clean() {
-	env -i PATH="$PATH" ${ASAN_OPTIONS+ASAN_OPTIONS="$ASAN_OPTIONS"} \
-		${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} "$@"
-}
-
 # check_to NAME ARGS...: runs check, stdout and stderr together in $TMP/NAME.
 check_to() {
 	_n=$1
@@ -115,5 +110,48 @@ grep -qE "broken\.yaml:[0-9]+:[0-9]+: error: " "$TMP/badyaml" ||
 # --- check -b limits to one backend; a config's framework: selects backends ---
 check_to one -b maxdiffusion
 expect_rc 0 one
+
+# --- --format json: one object per diagnostic and directory, on stdout ---
+printf 'env:\n  XLA_FLAGS: "--xla_gpu_autotune_level=2"\n  XLA_PYTHON_CLIENT_MEM_FRACTION: 0.96\n' >"$TMP/j.yaml"
+run "$TMP/j.json" "$TMP/j.err" clean "$ENVFS_BIN" check --config "$TMP/j.yaml" --format json
+expect_rc 1 j.err
+[ ! -s "$TMP/j.err" ] || fail "check --format json wrote on stderr: $(cat "$TMP/j.err")"
+python3 -m json.tool "$TMP/j.json" >/dev/null || fail "check --format json is not JSON: $(cat "$TMP/j.json")"
+python3 - "$TMP/j.json" "$TMP/j.yaml" <<'PY' || fail "check --format json: wrong objects: $(cat "$TMP/j.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert isinstance(d, list) and d, d
+for o in d:
+    assert sorted(o) == ["column", "directory", "file", "line", "message", "severity"], o
+owns = [o for o in d if "XLA_FLAGS is set in the config" in o["message"]]
+assert sorted(o["directory"] for o in owns) == ["maxtext/gfx942", "maxtext/gfx950"], owns
+assert all(o["severity"] == "warning" and o["file"] == sys.argv[2] and o["line"] == 2
+           and o["column"] == 14 for o in owns), owns
+flt = [o for o in d if "unquoted 0.96 is a float" in o["message"]]
+assert len(flt) == 1 and flt[0]["directory"] is None and flt[0]["line"] == 3, flt
+PY
+run "$TMP/j.json" "$TMP/j.err" clean "$ENVFS_BIN" check --format=json
+expect_rc 0 j.err
+[ "$(cat "$TMP/j.json")" = "[]" ] || fail "a clean check --format json is not []: $(cat "$TMP/j.json")"
+run "$TMP/j.json" "$TMP/j.err" clean "$ENVFS_BIN" check --config "$CFG/syntax_error.yaml" --format json
+expect_rc 2 j.err
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d[0]["severity"]=="error" and d[0]["directory"] is None, d' \
+	"$TMP/j.json" || fail "check --format json of a syntax error"
+
+# --- the text lists a directory's diagnostic once, with its directories ---
+run "$TMP/t.out" "$TMP/t.err" clean "$ENVFS_BIN" check --config "$TMP/j.yaml"
+[ "$(grep -c 'XLA_FLAGS is set in the config' "$TMP/t.err")" -eq 1 ] &&
+	grep -q 'XLA_FLAGS is set in the config.* \[maxtext/gfx942 maxtext/gfx950\]$' "$TMP/t.err" ||
+	fail "check's text does not list the maxtext warning once with its directories: $(cat "$TMP/t.err")"
+
+# --- -q/--quiet: nothing printed, the exit status tells ---
+for q in -q --quiet; do
+	run "$TMP/q.out" "$TMP/q.err" clean "$ENVFS_BIN" check $q --config "$TMP/j.yaml"
+	expect_rc 1 q.err
+	[ ! -s "$TMP/q.out" ] && [ ! -s "$TMP/q.err" ] || fail "check $q printed something"
+	run "$TMP/q.out" "$TMP/q.err" clean "$ENVFS_BIN" check $q --config "$CFG/env_is_list.yaml"
+	expect_rc 2 q.err
+	[ ! -s "$TMP/q.out" ] && [ ! -s "$TMP/q.err" ] || fail "check $q printed something on errors"
+done
 
 echo "ok: check"

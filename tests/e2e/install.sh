@@ -69,7 +69,7 @@ version=$(meson introspect --projectinfo "$build" | python3 -c 'import json,sys;
 [ "$("$bin" --version)" = "primus-envfs $version" ] ||
 	fail "installed --version says '$("$bin" --version)', expected 'primus-envfs $version'"
 "$bin" --help >"$tmp/help" || fail "installed --help failed"
-for w in resolve check exec --specs --config --inherit --pass --env --arch --state; do
+for w in resolve check exec list --specs --config --inherit --pass --env --env-file --extra-arch --state --host-root; do
 	grep -q -- "$w" "$tmp/help" || fail "--help does not mention $w"
 done
 
@@ -108,12 +108,28 @@ fi
 mv "$tmp/torchtitan.yaml.hidden" "$specs/torchtitan.yaml"
 "$bin" resolve -b torchtitan -a gfx950 >/dev/null || fail "installed torchtitan spec restored but not found"
 
-# A systemd unit, if this build installs one, starts the installed binary.
-unit=$(find "$dest" -name 'primus-envfs*.service' | head -n 1)
-if [ -n "$unit" ]; then
+# The system pieces: the systemd unit (under PREFIX/lib/systemd/system,
+# which systemd reads, running the installed binary), mount(8)'s helper
+# link (in /sbin unless -Dmount_helper_dir says otherwise; tests/mount/
+# mount8.sh runs it through mount(8)), and the completions where
+# bash-completion and zsh look, unchanged.
+unit=$dest$prefix/lib/systemd/system/primus-envfs.service
+helper=$(find "$dest" -name mount.fuse.primus-envfs)
+if [ "${ENVFS_HAS_MOUNT:-1}" = 1 ]; then
+	[ -f "$unit" ] || fail "no systemd unit at $unit"
 	grep -q "^ExecStart=$bindir/primus-envfs " "$unit" ||
 		fail "$unit: ExecStart does not run $bindir/primus-envfs"
+	[ -n "$helper" ] && [ "$(readlink "$helper")" = "$bindir/primus-envfs" ] ||
+		fail "no mount.fuse.primus-envfs link to $bindir/primus-envfs under $dest"
+else
+	# -Dfuse=disabled: no mount, so nothing to start or help mount
+	[ ! -e "$unit" ] && [ -z "$helper" ] || fail "a build without the mount installed its unit or helper"
 fi
+src=$(cd "$ENVFS_FIXTURES/../.." && pwd)
+cmp -s "$src/system/primus-envfs.bash" "$dest$datadir/bash-completion/completions/primus-envfs" ||
+	fail "the bash completion is not installed in $datadir/bash-completion/completions"
+cmp -s "$src/system/_primus-envfs" "$dest$datadir/zsh/site-functions/_primus-envfs" ||
+	fail "the zsh completion is not installed in $datadir/zsh/site-functions"
 
 # The man page renders, with every subcommand, view, xattr and errno.
 if ! command -v man >/dev/null 2>&1; then
@@ -134,8 +150,18 @@ for w in NAME SYNOPSIS DESCRIPTION OPTIONS "EXIT STATUS" FILES \
 	user.primus.layer user.primus.source user.primus.layers user.primus.shadowed \
 	user.primus.default user.primus.note user.primus.exported user.primus.effective \
 	EACCES EPERM ENOTSUP EINVAL EFBIG EXDEV EROFS ENODATA \
-	SIGTERM fstab systemd; do
+	SIGTERM fstab systemd list --env-file --extra-arch --host-root --force --quiet \
+	compose.env "EXIT STATUS" 64 127 126 mount.fuse.primus-envfs SECRETS host \
+	config= state= inherit= env= env_file= extra_arch= host_root= nofail _netdev; do
 	grep -qF -- "$w" "$tmp/man.flat" || fail "the rendered man page does not mention '$w'"
+done
+# Every option any --help names is in the man page, and every exit status
+# a command's --help gives is in its EXIT STATUS entry.
+for cmd in "" resolve check exec list; do
+	"$bin" $cmd --help >"$tmp/h" || fail "$cmd --help failed"
+	for o in $(grep -oE -- '(^|[ ,(])--?[a-z][a-z-]*' "$tmp/h" | sed 's/^[ ,(]//' | sort -u); do
+		grep -qF -- "$o" "$tmp/man.flat" || fail "'${cmd:-mount} --help' names $o, which the man page does not"
+	done
 done
 
 echo "install: binary, $nspecs specs and man page installed under $dest$prefix; all checks passed"

@@ -11,6 +11,14 @@ fail() {
 	exit 1
 }
 
+# clean CMD...: CMD with nothing of this environment but PATH (and the
+# sanitizers' options): the specs pass names such as MASTER_ADDR and
+# NNODES through from the host, so the caller's must not leak in.
+clean() {
+	env -i PATH="$PATH" ${ASAN_OPTIONS+ASAN_OPTIONS="$ASAN_OPTIONS"} \
+		${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} "$@"
+}
+
 # A temporary directory removed on exit, in $TMP.
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/envfs-e2e.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT

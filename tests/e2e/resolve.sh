@@ -5,14 +5,13 @@ set -eu
 
 # A clean environment: the runner passes MASTER_ADDR, NNODES, … through from
 # the host, so the test's own environment must not leak into the result.
-# The node is a fake one (tests/fixtures/host/gfx950): what the runner
-# detects (NCCL_IB_HCA, IP_INTERFACE) must not depend on this machine.
-clean() {
+# onnode BIN CMD ARGS...: clean, on a fake node (tests/fixtures/host/gfx950),
+# so what the runner detects (NCCL_IB_HCA, IP_INTERFACE) does not depend
+# on this machine.
+onnode() {
 	_bin=$1 _cmd=$2
 	shift 2
-	env -i PATH="$PATH" ${ASAN_OPTIONS+ASAN_OPTIONS="$ASAN_OPTIONS"} \
-		${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} \
-		"$_bin" "$_cmd" --host-root "$ENVFS_FIXTURES/host/gfx950" "$@"
+	clean "$_bin" "$_cmd" --host-root "$ENVFS_FIXTURES/host/gfx950" "$@"
 }
 
 MANAGED='--xla_gpu_memory_limit_slop_factor=95 --xla_gpu_reduce_scatter_combine_threshold_bytes=8589934592 --xla_gpu_enable_command_buffer='"''"' --xla_gpu_enable_latency_hiding_scheduler=true --xla_gpu_all_gather_combine_threshold_bytes=8589934592 --xla_gpu_enable_triton_gemm=false --xla_gpu_enable_cublaslt=true --xla_gpu_autotune_level=4 --xla_gpu_enable_all_gather_combine_by_dim=false'
@@ -76,7 +75,7 @@ EOF
 
 # --- acceptance 2: no option but -b -a --format, from outside the tree ---
 cd "$TMP"
-run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve -b maxtext -a gfx950 --format env_file
+run "$TMP/out" "$TMP/err" onnode "$ENVFS_BIN" resolve -b maxtext -a gfx950 --format env_file
 assert_no_crash "resolve maxtext/gfx950" "$TMP/err"
 [ "$rc" -eq 0 ] || { cat "$TMP/err" >&2; fail "resolve -b maxtext -a gfx950 exited $rc"; }
 grep -v '^#' "$TMP/out" >"$TMP/got"
@@ -93,7 +92,7 @@ sed -e 's/^NNODES=1$/NNODES=2/' -e 's/^MASTER_ADDR=localhost$/MASTER_ADDR=10.1.2
 	"$TMP/want_gfx950" >"$TMP/want_multi"
 printf '%s\n' JAX_COORDINATOR_IP=10.1.2.3 JAX_COORDINATOR_PORT=1234 >>"$TMP/want_multi"
 LC_ALL=C sort -o "$TMP/want_multi" "$TMP/want_multi"
-run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve -b maxtext -a gfx950 --format env_file \
+run "$TMP/out" "$TMP/err" onnode "$ENVFS_BIN" resolve -b maxtext -a gfx950 --format env_file \
 	--env NNODES=2 --env MASTER_ADDR=10.1.2.3
 assert_no_crash "resolve multi-node" "$TMP/err"
 [ "$rc" -eq 0 ] || fail "multi-node resolve exited $rc"
@@ -102,25 +101,25 @@ diff -u "$TMP/want_multi" "$TMP/got" >&2 ||
 	fail "NNODES=2 MASTER_ADDR=10.1.2.3 must add JAX_COORDINATOR_IP/PORT and nothing else"
 
 # --env MASTER_PORT feeds JAX_COORDINATOR_PORT through its template
-run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve -b maxtext -a gfx950 \
+run "$TMP/out" "$TMP/err" onnode "$ENVFS_BIN" resolve -b maxtext -a gfx950 \
 	--env NNODES=4 --env MASTER_PORT=29500
 expect_line "$TMP/out" "JAX_COORDINATOR_PORT=29500" "coordinator port follows MASTER_PORT"
 expect_line "$TMP/out" "JAX_COORDINATOR_IP=localhost" "coordinator ip default"
 
 # --- gfx942: the other arch gate ---
-run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve -b maxtext -a gfx942 --format env_file
+run "$TMP/out" "$TMP/err" onnode "$ENVFS_BIN" resolve -b maxtext -a gfx942 --format env_file
 [ "$rc" -eq 0 ] || fail "resolve maxtext/gfx942 exited $rc"
 expect_line "$TMP/out" "HSA_NO_SCRATCH_RECLAIM=1" "gfx942 gate"
 expect_no_line_starting "$TMP/out" "RCCL_WARP_SPEED_AUTO=" "gfx942 has no RCCL_WARP_SPEED_AUTO"
 expect_line "$TMP/out" "XLA_FLAGS=$MANAGED" "gfx942 managed XLA_FLAGS"
 
 # --- maxdiffusion: no XLA_FLAGS unless inherited, and then verbatim ---
-run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve -b maxdiffusion -a gfx950
+run "$TMP/out" "$TMP/err" onnode "$ENVFS_BIN" resolve -b maxdiffusion -a gfx950
 [ "$rc" -eq 0 ] || fail "resolve maxdiffusion/gfx950 exited $rc"
 expect_no_line_starting "$TMP/out" "XLA_FLAGS=" "maxdiffusion declares no managed flags"
 expect_line "$TMP/out" "MASTER_PORT=1234" "maxdiffusion gets the runner base"
 printf 'XLA_FLAGS=--xla_gpu_enable_triton_gemm=true --xla_keep=1\n' >"$TMP/md.env"
-run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve -b maxdiffusion -a gfx950 --inherit "$TMP/md.env"
+run "$TMP/out" "$TMP/err" onnode "$ENVFS_BIN" resolve -b maxdiffusion -a gfx950 --inherit "$TMP/md.env"
 expect_line "$TMP/out" "XLA_FLAGS=--xla_gpu_enable_triton_gemm=true --xla_keep=1" \
 	"maxdiffusion passes an inherited XLA_FLAGS through unchanged"
 
@@ -164,14 +163,14 @@ for spec in "$ENVFS_SPECS"/*.yaml; do
 		d="$TMP/$b-$a"
 		mkdir -p "$d"
 		for fmt in env_file environ sh json explain digest; do
-			run "$d/$fmt" "$d/$fmt.err" clean "$ENVFS_BIN" resolve -b "$b" -a "$a" --format "$fmt"
+			run "$d/$fmt" "$d/$fmt.err" onnode "$ENVFS_BIN" resolve -b "$b" -a "$a" --format "$fmt"
 			assert_no_crash "resolve $b/$a --format $fmt" "$d/$fmt.err"
 			[ "$rc" -eq 0 ] || { cat "$d/$fmt.err" >&2; fail "resolve $b/$a --format $fmt exited $rc"; }
 			[ -s "$d/$fmt" ] || [ "$fmt" = environ ] || fail "resolve $b/$a --format $fmt printed nothing"
 			[ -s "$d/$fmt.err" ] && { cat "$d/$fmt.err" >&2; fail "resolve $b/$a --format $fmt wrote to stderr"; }
 		done
 		# the default format is env_file
-		run "$d/default" "$d/default.err" clean "$ENVFS_BIN" resolve -b "$b" -a "$a"
+		run "$d/default" "$d/default.err" onnode "$ENVFS_BIN" resolve -b "$b" -a "$a"
 		cmp -s "$d/default" "$d/env_file" || fail "$b/$a: the default format is not env_file"
 		grep -Eqx '[0-9a-f]{64}' "$d/digest" || fail "$b/$a: digest is not one line of 64 hex digits"
 		python3 "$TMP/agree.py" "$d" || fail "$b/$a: the formats disagree"
@@ -194,21 +193,21 @@ done
 # Two different dirs have different digests, one dir is stable.
 cmp -s "$TMP/maxtext-gfx942/digest" "$TMP/maxtext-gfx950/digest" &&
 	fail "maxtext gfx942 and gfx950 have the same digest"
-run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve -b maxtext -a gfx950 --format digest
+run "$TMP/out" "$TMP/err" onnode "$ENVFS_BIN" resolve -b maxtext -a gfx950 --format digest
 cmp -s "$TMP/out" "$TMP/maxtext-gfx950/digest" || fail "digest is not stable across runs"
 
 # resolve reads the asked backend's own file (with base.yaml and
 # catalog.yaml) and no other backend's: a broken torch_fl.yaml does not
 # stop a maxtext resolve, while check, which reads everything, reports it.
-run "$TMP/good" "$TMP/err" clean "$ENVFS_BIN" resolve -b maxtext -a gfx950
+run "$TMP/good" "$TMP/err" onnode "$ENVFS_BIN" resolve -b maxtext -a gfx950
 mkdir -p "$TMP/sel/broken"
 cp "$ENVFS_SPECS"/*.yaml "$TMP/sel/broken/"
 printf 'backend: torch_fl\nvariables: [\n' >"$TMP/sel/broken/torch_fl.yaml"
-run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve --specs "$TMP/sel/broken" -b maxtext -a gfx950
+run "$TMP/out" "$TMP/err" onnode "$ENVFS_BIN" resolve --specs "$TMP/sel/broken" -b maxtext -a gfx950
 cmp -s "$TMP/out" "$TMP/good" || fail "a broken torch_fl.yaml changed the maxtext resolve"
 [ ! -s "$TMP/err" ] || fail "resolve -b maxtext read torch_fl.yaml: $(cat "$TMP/err")"
 rc=0
-clean "$ENVFS_BIN" check --specs "$TMP/sel/broken" >/dev/null 2>"$TMP/err" || rc=$?
+onnode "$ENVFS_BIN" check --specs "$TMP/sel/broken" >/dev/null 2>"$TMP/err" || rc=$?
 [ "$rc" -eq 2 ] && grep -q "torch_fl.yaml:3" "$TMP/err" ||
 	fail "check missed the broken torch_fl.yaml (exit $rc): $(cat "$TMP/err")"
 # The backend's file under another name is still found (every file is
@@ -216,7 +215,7 @@ clean "$ENVFS_BIN" check --specs "$TMP/sel/broken" >/dev/null 2>"$TMP/err" || rc
 mkdir -p "$TMP/sel/renamed" "$TMP/sel/swapped"
 cp "$ENVFS_SPECS"/*.yaml "$TMP/sel/renamed/"
 mv "$TMP/sel/renamed/maxtext.yaml" "$TMP/sel/renamed/jax.yaml"
-run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve --specs "$TMP/sel/renamed" -b maxtext -a gfx950
+run "$TMP/out" "$TMP/err" onnode "$ENVFS_BIN" resolve --specs "$TMP/sel/renamed" -b maxtext -a gfx950
 cmp -s "$TMP/out" "$TMP/good" || fail "maxtext declared in jax.yaml: output differs"
 cp "$ENVFS_SPECS"/*.yaml "$TMP/sel/swapped/"
 mv "$TMP/sel/swapped/maxtext.yaml" "$TMP/sel/swapped/jax.yaml"
@@ -224,7 +223,7 @@ sed 's/^backend: megatron$/backend: maxtext_old/' "$ENVFS_SPECS/megatron.yaml" \
 	>"$TMP/sel/swapped/maxtext.yaml"
 rm "$TMP/sel/swapped/megatron.yaml"
 grep -q '^backend: maxtext_old$' "$TMP/sel/swapped/maxtext.yaml" || fail "swapped: sed"
-run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve --specs "$TMP/sel/swapped" -b maxtext -a gfx950
+run "$TMP/out" "$TMP/err" onnode "$ENVFS_BIN" resolve --specs "$TMP/sel/swapped" -b maxtext -a gfx950
 cmp -s "$TMP/out" "$TMP/good" || fail "maxtext.yaml declaring maxtext_old: output differs"
 
 # A second file declaring the asked backend is still an error for
@@ -237,7 +236,7 @@ for decl in 'backend: maxtext' 'backend: "maxtext"  # a copy' "backend: 'maxtext
 	sed "s/^backend: maxtext\$/$decl/" "$ENVFS_SPECS/maxtext.yaml" >"$TMP/sel/dup/zz_copy.yaml"
 	grep -qxF "$decl" "$TMP/sel/dup/zz_copy.yaml" || fail "dup: sed ($decl)"
 	rc=0
-	clean "$ENVFS_BIN" resolve --specs "$TMP/sel/dup" -b maxtext -a gfx950 >/dev/null \
+	onnode "$ENVFS_BIN" resolve --specs "$TMP/sel/dup" -b maxtext -a gfx950 >/dev/null \
 		2>"$TMP/err" || rc=$?
 	[ "$rc" -eq 2 ] && grep -q "backend 'maxtext' is also declared by" "$TMP/err" ||
 		fail "a second maxtext declaration ($decl) was not reported (exit $rc): $(cat "$TMP/err")"
@@ -247,7 +246,7 @@ rm -rf "$TMP/sel/dup"
 mkdir -p "$TMP/sel/dup"
 cp "$ENVFS_SPECS"/*.yaml "$TMP/sel/dup/"
 sed 's/^backend: megatron$/backend: maxtext2/' "$ENVFS_SPECS/megatron.yaml" >"$TMP/sel/dup/megatron.yaml"
-run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve --specs "$TMP/sel/dup" -b maxtext -a gfx950
+run "$TMP/out" "$TMP/err" onnode "$ENVFS_BIN" resolve --specs "$TMP/sel/dup" -b maxtext -a gfx950
 cmp -s "$TMP/out" "$TMP/good" || fail "backend maxtext2 disturbed the maxtext resolve"
 
 # Host passthrough is per backend: the runner's list (MASTER_ADDR, ...)
@@ -284,12 +283,12 @@ env:
   NCCL_DEBUG: "LOUD"
   HSA_ENABLE_SDMA: "maybe"
 YAML
-run "$TMP/cat/a" "$TMP/err" clean "$ENVFS_BIN" resolve --specs "$TMP/cat/exact" \
+run "$TMP/cat/a" "$TMP/err" onnode "$ENVFS_BIN" resolve --specs "$TMP/cat/exact" \
 	--config "$TMP/cat/exp.yaml" -b maxtext -a gfx950 --format explain
 grep -q "MASTER_PORT=80 is outside 1024-65535" "$TMP/cat/a" ||
 	fail "the catalog's MASTER_PORT range was not applied"
 sed -i 's/^    min: 1024$/    min: 10/' "$TMP/cat/changed/catalog.yaml"
-run "$TMP/cat/b" "$TMP/err" clean "$ENVFS_BIN" resolve --specs "$TMP/cat/changed" \
+run "$TMP/cat/b" "$TMP/err" onnode "$ENVFS_BIN" resolve --specs "$TMP/cat/changed" \
 	--config "$TMP/cat/exp.yaml" -b maxtext -a gfx950 --format explain
 ! grep -q "MASTER_PORT=80 is outside" "$TMP/cat/b" ||
 	fail "a changed catalog.yaml (MASTER_PORT min 10) changed nothing"

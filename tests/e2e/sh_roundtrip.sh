@@ -3,11 +3,6 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-clean() {
-	env -i PATH="$PATH" ${ASAN_OPTIONS+ASAN_OPTIONS="$ASAN_OPTIONS"} \
-		${UBSAN_OPTIONS+UBSAN_OPTIONS="$UBSAN_OPTIONS"} "$@"
-}
-
 # NAME and the printf format of its exact bytes: from the config fixture
 # (YAML escapes) and from --env arguments.
 cat >"$TMP/table" <<'EOF'

@@ -40,7 +40,7 @@ note() {
 check_daemon_stderr() {
 	local f=$1 bad
 	[ -s "$f" ] || return 0
-	if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|AddressSanitizer' "$f"; then
+	if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|AddressSanitizer|ThreadSanitizer' "$f"; then
 		cat "$f" >&2
 		echo "FAIL: sanitizer report in daemon stderr ($f)" >&2
 		return 1

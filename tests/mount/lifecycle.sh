@@ -90,10 +90,9 @@ done
 # Without -f, a start that fails after the fork (here: no address space
 # for the workers' stacks) still exits 2 with its reason on the terminal:
 # the shell is told only once the threads run (fs/mount/daemonize.h). ASan
-# needs terabytes of address space, so not under it. 40 MB: the inputs load
-# and the workers' stacks do not fit, with libcurl's dependencies mapped
-# (30-60 MB on Debian 12) or without them (16-44 MB).
-if ! grep -q __asan_init "$ENVFS_BIN" 2>/dev/null; then
+# and TSan need terabytes of address space, so not under them. 40 MB: the
+# inputs load and the workers' stacks do not fit.
+if ! grep -q -e __asan_init -e __tsan_init "$ENVFS_BIN" 2>/dev/null; then
 	rc=0
 	(ulimit -v 40000 && exec "$ENVFS_BIN" "${IN[@]}" "$MNT") 2>"$TMP/bgfail.err" || rc=$?
 	[ "$rc" -eq 2 ] || fail "background start without workers exited $rc, not 2"
@@ -174,7 +173,8 @@ out=$( (echo x >"$MNT/status") 2>&1) && fail "wrote status"
 envfs_umount
 
 # -o allow_other: other users get in, and the kernel checks modes.
-envfs_mount "${IN[@]}" --env HF_TOKEN=xyz-secret -o allow_other
+printf 'HF_TOKEN=xyz-secret\n' >"$TMP/secret.env"
+envfs_mount "${IN[@]}" --env-file "$TMP/secret.env" -o allow_other
 opts=$(awk -v m="$MNT" '$2 == m { print $4 }' /proc/mounts)
 [[ ",$opts," == *,allow_other,* && ",$opts," == *,default_permissions,* ]] ||
 	fail "-o allow_other: mount options $opts"

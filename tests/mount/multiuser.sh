@@ -12,7 +12,8 @@ fi
 # The other user must be able to reach the mount point.
 chmod 755 "$TMP"
 
-envfs_mount --specs "$ENVFS_SPECS" --env HF_TOKEN=hf_secret_value -o allow_other
+printf 'HF_TOKEN=hf_secret_value\n' >"$TMP/secret.env"
+envfs_mount --specs "$ENVFS_SPECS" --env-file "$TMP/secret.env" -o allow_other
 dir="$MNT/env/maxtext/gfx950"
 
 [ "$(mode_of "$dir/HF_TOKEN")" = 600 ] || fail "secret mode $(mode_of "$dir/HF_TOKEN")"

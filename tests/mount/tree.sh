@@ -14,7 +14,7 @@ expected_dirs=$(shipped_dirs | sort)
 actual_dirs=$(cd "$MNT/env" && ls -d */* | sort)
 [ "$expected_dirs" = "$actual_dirs" ] || fail "directories: $actual_dirs"
 
-views="digest env.json env.sh env_file environ explain"
+views="compose.env digest env.json env.sh env_file environ explain"
 uid=$(id -u)
 gid=$(id -g)
 nfiles=0
@@ -74,12 +74,13 @@ envfs_umount
 
 # Secrets: the variable file and every view carrying its value are 0600;
 # explain (redacted) and digest (a hash) stay 0444.
-envfs_mount "${IN[@]}" --env HF_TOKEN=xyz-secret
+printf 'HF_TOKEN=xyz-secret\n' >"$TMP/secret.env"
+envfs_mount "${IN[@]}" --env-file "$TMP/secret.env"
 dir="$MNT/env/maxtext/gfx950"
 [ "$(mode_of "$dir/HF_TOKEN")" = 600 ] || fail "secret HF_TOKEN: mode $(mode_of "$dir/HF_TOKEN")"
 [ "$(cat "$dir/HF_TOKEN")" = xyz-secret ] || fail "HF_TOKEN reads $(cat "$dir/HF_TOKEN")"
 [ "$(mode_of "$dir/NNODES")" = 644 ] || fail "plain NNODES: mode $(mode_of "$dir/NNODES")"
-for v in env_file environ env.sh env.json; do
+for v in env_file environ env.sh env.json compose.env; do
 	[ "$(mode_of "$dir/$v")" = 600 ] || fail "$v with a secret: mode $(mode_of "$dir/$v")"
 done
 for v in explain digest; do
@@ -88,9 +89,20 @@ done
 ! grep -q xyz-secret "$dir/explain" || fail "explain shows the secret"
 envfs_umount
 
-# --arch adds a directory beside the declared ones.
-envfs_mount "${IN[@]}" --arch gfx1200
-[ -d "$MNT/env/maxtext/gfx1200" ] || fail "--arch gfx1200: no directory"
-cmp -s <("$ENVFS_BIN" resolve "${IN[@]}" --arch gfx1200 -b maxtext -a gfx1200 --format environ) \
-	"$MNT/env/maxtext/gfx1200/environ" || fail "--arch gfx1200 environ differs from resolve"
+# --extra-arch adds a directory beside the declared ones.
+envfs_mount "${IN[@]}" --extra-arch gfx1200
+[ -d "$MNT/env/maxtext/gfx1200" ] || fail "--extra-arch gfx1200: no directory"
+cmp -s <("$ENVFS_BIN" resolve "${IN[@]}" --extra-arch gfx1200 -b maxtext -a gfx1200 --format environ) \
+	"$MNT/env/maxtext/gfx1200/environ" || fail "--extra-arch gfx1200 environ differs from resolve"
+envfs_umount
+# The old spelling, --arch NAME, still works for one release, with a note
+# (stderr is checked at exit, against this).
+ENVFS_STDERR_ALLOW='^primus-envfs: note: --arch gfx1201 is deprecated for the mount: write --extra-arch gfx1201'
+envfs_mount "${IN[@]}" --arch gfx1201
+[ -d "$MNT/env/maxtext/gfx1201" ] || fail "--arch gfx1201 (deprecated spelling): no directory"
+grep -q 'deprecated' "$DAEMON_ERR" || fail "--arch on the mount: no deprecation note"
+envfs_umount
+# Every input as a mount option: -o extra_arch=NAME is --extra-arch NAME.
+envfs_mount --specs "$ENVFS_SPECS" -o extra_arch=gfx1202
+[ -d "$MNT/env/maxtext/gfx1202" ] || fail "-o extra_arch=gfx1202: no directory"
 envfs_umount

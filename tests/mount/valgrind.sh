@@ -8,8 +8,8 @@ if ! command -v valgrind >/dev/null; then
 	echo "valgrind is not installed: skipped" >&2
 	exit 77
 fi
-if grep -q __asan_init "$ENVFS_BIN" 2>/dev/null; then
-	echo "the binary is built with AddressSanitizer, which valgrind cannot run: skipped" >&2
+if grep -q -e __asan_init -e __tsan_init "$ENVFS_BIN" 2>/dev/null; then
+	echo "the binary is built with a sanitizer (ASan, TSan), which valgrind cannot run: skipped" >&2
 	exit 77
 fi
 
@@ -28,7 +28,8 @@ chmod +x "$TMP/vg-envfs"
 ENVFS_BIN="$TMP/vg-envfs"
 
 cp "$FIX/exp.yaml" "$TMP/exp.yaml"
-envfs_mount --specs "$ENVFS_SPECS" --config "$TMP/exp.yaml" --env HF_TOKEN=hf_secret
+printf 'HF_TOKEN=hf_secret\n' >"$TMP/secret.env"
+envfs_mount --specs "$ENVFS_SPECS" --config "$TMP/exp.yaml" --env-file "$TMP/secret.env"
 D="$MNT/env/maxtext/gfx950"
 for f in env_file environ env.sh env.json explain digest; do
 	cat "$D/$f" >/dev/null || fail "read $f under valgrind"

@@ -46,15 +46,21 @@ static struct snapshot *resolve_with(const char *backend, const char *arch,
 {
 	char dir[4096], img[4096];
 	const char *inherit[1] = { img };
+	/* Given as by --env NAME (source "cli", the value from the caller's
+	 * environment), so a secret among them is not also the warning of
+	 * one written inline. */
+	static const char *const sources[] = { "cli", "cli", "cli", "cli", "cli", "cli" };
 	struct envfs_inputs in = { 0 };
 	size_t n = 0;
 
 	teardown(NULL);
 	while (env && env[n])
 		n++;
+	assert_true(n <= sizeof(sources) / sizeof(sources[0]));
 	snprintf(dir, sizeof(dir), "%s/validate/basic", fixtures());
 	in.specs_dir = dir;
 	in.env = env;
+	in.env_sources = sources;
 	in.nenv = n;
 	if (image) {
 		snprintf(img, sizeof(img), "%s/validate/%s", fixtures(), image);
@@ -417,6 +423,42 @@ static void test_secret_never_shown(void **state)
 	assert_null(strstr(explain_of(s, "FL_SECRET_LIST"), "gamma7"));
 }
 
+/* A secret written inline (--env NAME=VALUE) is readable by every user in
+ * /proc/PID/cmdline: one warning at load, naming the name and never the
+ * value; the same secret from an --env-file (a source), or a plain
+ * variable inline, draws none. */
+static void test_inline_secret_warns_without_its_value(void **state)
+{
+	char dir[4096];
+	const char *env[] = { "FL_TOKEN=hunter2secret", "FL_LEVEL=3", "FL_SECRET_LIST=alpha" };
+	const char *sources[] = { NULL, NULL, "my.env:4" };
+	struct envfs_inputs in = { 0 };
+	size_t k;
+
+	(void)state;
+	teardown(NULL);
+	snprintf(dir, sizeof(dir), "%s/validate/basic", fixtures());
+	in.specs_dir = dir;
+	in.env = env;
+	in.env_sources = sources;
+	in.nenv = 3;
+	assert_int_equal(world_load(&in, &g_world), 0);
+	assert_int_equal(g_world->diags.n, 1);
+	assert_int_equal(g_world->diags.v[0].sev, DIAG_WARNING);
+	assert_non_null(strstr(g_world->diags.v[0].msg,
+			       "FL_TOKEN is a secret given as --env FL_TOKEN=... on the command "
+			       "line"));
+	assert_non_null(strstr(g_world->diags.v[0].msg, "--env-file"));
+	for (k = 0; k < g_world->diags.n; k++)
+		assert_null(strstr(g_world->diags.v[k].msg, "hunter2"));
+	assert_true(world_secret_declared(g_world, "FL_TOKEN"));
+	assert_false(world_secret_declared(g_world, "FL_LEVEL"));
+	/* An --env-file entry keeps its file and line as its source. */
+	assert_int_equal(resolve_dir(g_world, NULL, "fl", "cuda", &g_snap), 0);
+	assert_string_equal(snapshot_find(g_snap, "FL_SECRET_LIST", 14)->source, "my.env:4");
+	assert_string_equal(snapshot_find(g_snap, "FL_LEVEL", 8)->source, "cli");
+}
+
 static void test_control_bytes_escaped(void **state)
 {
 	struct snapshot *s = RESOLVE("fl", "cuda", "FL_MODE=a\nb");
@@ -622,6 +664,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_list, teardown),
 		cmocka_unit_test_teardown(test_string_and_path_unchecked, teardown),
 		cmocka_unit_test_teardown(test_secret_never_shown, teardown),
+		cmocka_unit_test_teardown(test_inline_secret_warns_without_its_value, teardown),
 		cmocka_unit_test_teardown(test_control_bytes_escaped, teardown),
 		cmocka_unit_test_teardown(test_place_of_image_value, teardown),
 		cmocka_unit_test_teardown(test_bad_spec_default, teardown),

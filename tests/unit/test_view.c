@@ -198,6 +198,85 @@ static const char tricky_json[] =
 	"  \"Z_SECRET\": \"s3cr3t\"\n"
 	"}\n";
 
+/* docker-compose 1.29's dialect (python-dotenv 0.21): single quotes keep
+ * everything but \\ and \', which are escaped; a carriage return would
+ * read back as a newline and non-UTF-8 would stop compose. */
+static const char tricky_compose[] =
+	"# primus-envfs maxtext/gfx950 compose.env\n"
+	"A_SPACE='a b'\n"
+	"B_QUOTES='it\\'s \"q\"'\n"
+	"C_DOLLAR=$HOME `x` \\ back\\\n"
+	"D_NEWLINE='line1\nline2'\n"
+	"E_TRAIL='trail  '\n"
+	"F_EMPTY=''\n"
+	"# G_BAD omitted: value is not valid UTF-8\n"
+	"# I_CR omitted: value contains a carriage return (compose reads it as a newline)\n"
+	"J_UTF8='h\xc3\xa9llo \xe2\x9c\x93'\n"
+	"K_LEAD='  lead'\n"
+	"L_TAB='a\tb'\n"
+	"M_CTRL='\x01'\n"
+	"N_ENDNL='x\n'\n"
+	"O_QUOTED='\\'wrapped\\''\n"
+	"Z_SECRET='s3cr3t'\n";
+
+static void test_view__compose_single_quotes_values_and_omits_what_compose_alters(void **state)
+{
+	struct snapshot *s = tricky();
+	struct strbuf out = STRBUF_INIT;
+
+	(void)state;
+	render(s, VIEW_COMPOSE, &out);
+	assert_bytes(&out, V(tricky_compose));
+	sb_release(&out);
+	snapshot_unref(s);
+}
+
+/* python-dotenv 0.21 expands ${NAME} and ${NAME:-d} in every value, quoted
+ * or not; a lone $, $NAME, ${ without its } and ${A:x} stay as written. A
+ * value ending in a backslash cannot be single-quoted (dotenv would read
+ * the closing quote as escaped). */
+static void test_view__compose_omits_values_dotenv_would_expand(void **state)
+{
+	struct snapshot *s = snap_new();
+	struct strbuf out = STRBUF_INIT;
+	static const char want[] =
+		"# primus-envfs maxtext/gfx950 compose.env\n"
+		"A='$HOME $ $$'\n"
+		"B='${A'\n"
+		"C='${A:x}'\n"
+		"# D omitted: value contains ${...}, which docker-compose 1.29 expands\n"
+		"# E omitted: value contains ${...}, which docker-compose 1.29 expands\n"
+		"# F omitted: value contains ${...}, which docker-compose 1.29 expands\n"
+		"# G omitted: value contains ${...}, which docker-compose 1.29 expands\n"
+		"# H.X omitted: name cannot be written in a compose env file\n"
+		"I=a\\b\\\n"
+		"# J omitted: value ends with a backslash, which docker-compose 1.29 cannot read back\n"
+		"# K omitted: value ends with a backslash, which docker-compose 1.29 cannot read back\n"
+		"L='mid\\\\dle'\n";
+
+	(void)state;
+	add(s, "A", V("$HOME $ $$"));
+	add(s, "B", V("${A"));
+	add(s, "C", V("${A:x}"));
+	add(s, "D", V("x${A}y"));
+	add(s, "E", V("${A:-d}"));
+	add(s, "F", V("${}"));
+	add(s, "G", V("${A-x}"));
+	add(s, "H", V("1")); /* renamed below: a name a shell cannot hold */
+	s->vars[s->nvars - 1].name = astr(s, "H.X");
+	s->vars[s->nvars - 1].name_len = 3;
+	/* Ending in a backslash: unquoted where dotenv keeps it as it is. */
+	add(s, "I", V("a\\b\\"));
+	add(s, "J", V(" lead\\"));
+	add(s, "K", V("x #y\\"));
+	add(s, "L", V("mid\\dle"));
+	snap_finish(s);
+	render(s, VIEW_COMPOSE, &out);
+	assert_bytes(&out, V(want));
+	sb_release(&out);
+	snapshot_unref(s);
+}
+
 static void test_view__env_file_keeps_literal_values_and_omits_what_docker_cannot_carry(void **state)
 {
 	struct snapshot *s = tricky();
@@ -608,6 +687,7 @@ static void test_view__secret_views_are_the_ones_carrying_values(void **state)
 	assert_true(view_is_secret(s, VIEW_ENVIRON));
 	assert_true(view_is_secret(s, VIEW_SH));
 	assert_true(view_is_secret(s, VIEW_JSON));
+	assert_true(view_is_secret(s, VIEW_COMPOSE));
 	assert_false(view_is_secret(s, VIEW_EXPLAIN));
 	assert_false(view_is_secret(s, VIEW_DIGEST));
 	assert_false(view_is_secret(plain, VIEW_ENV_FILE));
@@ -619,7 +699,7 @@ static void test_view__secret_views_are_the_ones_carrying_values(void **state)
 static void test_view__names_map_both_ways(void **state)
 {
 	static const char *const files[] = { "env_file", "environ", "env.sh",
-					     "env.json", "explain", "digest" };
+					     "env.json", "explain", "digest", "compose.env" };
 	enum view_kind k;
 	int i;
 
@@ -633,9 +713,28 @@ static void test_view__names_map_both_ways(void **state)
 	assert_int_equal(k, VIEW_SH);
 	assert_int_equal(view_from_name("json", &k), 0);
 	assert_int_equal(k, VIEW_JSON);
+	assert_int_equal(view_from_name("compose", &k), 0);
+	assert_int_equal(k, VIEW_COMPOSE);
 	assert_int_equal(view_from_name("yaml", &k), -EINVAL);
 	assert_int_equal(view_from_name("", &k), -EINVAL);
 	assert_null(view_file_name(VIEW_COUNT));
+}
+
+/* The one list of view names (the resolver asks it for variables that
+ * can have no file): file names only, not the --format aliases. */
+static void test_view__is_name_knows_every_file_name_and_nothing_else(void **state)
+{
+	int i;
+
+	(void)state;
+	for (i = 0; i < VIEW_COUNT; i++)
+		assert_true(view_is_name(view_file_name((enum view_kind)i)));
+	assert_false(view_is_name("sh"));
+	assert_false(view_is_name("json"));
+	assert_false(view_is_name("compose"));
+	assert_false(view_is_name("HOME"));
+	assert_false(view_is_name(""));
+	assert_false(view_is_name("env_file2"));
 }
 
 static void test_view__render_appends_to_what_out_holds(void **state)
@@ -717,6 +816,9 @@ int main(void)
 		cmocka_unit_test(test_view__explain_never_shows_a_secret),
 		cmocka_unit_test(test_view__secret_views_are_the_ones_carrying_values),
 		cmocka_unit_test(test_view__names_map_both_ways),
+		cmocka_unit_test(test_view__is_name_knows_every_file_name_and_nothing_else),
+		cmocka_unit_test(test_view__compose_single_quotes_values_and_omits_what_compose_alters),
+		cmocka_unit_test(test_view__compose_omits_values_dotenv_would_expand),
 		cmocka_unit_test(test_view__render_appends_to_what_out_holds),
 		cmocka_unit_test(test_snapshot__find_uses_byte_order_then_length),
 		cmocka_unit_test(test_snapshot__last_unref_frees),

@@ -1,0 +1,44 @@
+#!/bin/bash
+# MOUNT/diagnostics lists each diagnostic once, with the directories it
+# applies to (issue 15): a warning of every directory once, marked
+# [every directory]; one of some directories with their names; one of an
+# input with no label. The same after a write commits (the file is
+# rebuilt then) and after a reload.
+. "$(dirname "$0")/lib.sh"
+
+cfg="$TMP/exp.yaml"
+cat >"$cfg" <<'YAML'
+env:
+  DUMP_HLO_DIR: "${OUTPUT_DIR:output}"
+  XLA_FLAGS: "--xla_gpu_autotune_level=2"
+  XLA_PYTHON_CLIENT_MEM_FRACTION: 0.96
+YAML
+envfs_mount --specs "$ENVFS_SPECS" --config "$cfg"
+
+# check_diags WHEN: the expectations above hold for MOUNT/diagnostics now.
+check_diags() {
+	local d="$TMP/diags"
+	cp "$MNT/diagnostics" "$d"
+	[ -z "$(sort "$d" | uniq -d)" ] || fail "$1: repeated lines: $(sort "$d" | uniq -d | head -3)"
+	[ "$(grep -c 'DUMP_HLO_DIR' "$d")" -eq 1 ] || fail "$1: DUMP_HLO_DIR's warning not once: $(cat "$d")"
+	grep -q 'DUMP_HLO_DIR: .* \[every directory\]$' "$d" ||
+		fail "$1: the every-directory warning is not marked so: $(grep DUMP_HLO_DIR "$d")"
+	[ "$(grep -c 'XLA_FLAGS is set in the config' "$d")" -eq 1 ] ||
+		fail "$1: the XLA_FLAGS warning not once: $(cat "$d")"
+	grep -q 'XLA_FLAGS is set in the config.* \[maxtext/gfx942 maxtext/gfx950\]$' "$d" ||
+		fail "$1: the maxtext warning does not name its two directories: $(grep XLA_FLAGS "$d")"
+	[ "$(grep -c 'unquoted 0.96 is a float' "$d")" -eq 1 ] || fail "$1: the config's warning not once"
+	grep 'unquoted 0.96 is a float' "$d" >"$TMP/input.diag"
+	! grep -q '\]$' "$TMP/input.diag" || fail "$1: an input's warning has a directory label"
+	[ "$(grep -c "^$cfg:" "$d")" -eq "$(wc -l <"$d")" ] || fail "$1: a line is not FILE:LINE:COL first: $(cat "$d")"
+}
+check_diags "at mount"
+echo 3 >"$MNT/env/maxtext/gfx950/NNODES"
+check_diags "after a commit"
+cp "$cfg" "$cfg.new"
+printf '  ANOTHER: "1"\n' >>"$cfg.new"
+mv "$cfg.new" "$cfg"
+wait_for_value "$MNT/env/maxtext/gfx950/ANOTHER" 1 5000 >/dev/null
+check_diags "after a reload"
+envfs_umount
+echo "ok: diagnostics"
