@@ -97,9 +97,9 @@ void world_free(struct world *w);
 int world_arches(const struct world *w, const struct spec *s, const char ***out,
 		 size_t *nout);
 /* True when the launch of backend forwards host candidate p from the
- * daemon's environment: --pass names as they are, the specs' passthrough
- * names and prefixes (the runner's too, for a backend that uses it) only
- * when set and non-empty, as the container launcher does. */
+ * daemon's environment: a --pass name, or one of the specs' passthrough
+ * names and prefixes (the runner's too, for a backend that uses it), and
+ * only when set and non-empty, as the container launcher does. */
 bool world_host_allowed(const struct world *w, const struct spec *backend,
 			const struct env_pair *p);
 /* The arch directory a launch of backend on this node uses, the target

@@ -166,7 +166,7 @@ static bool in_list(char *const *v, size_t n, const char *name)
 }
 
 /* The container launcher forwards a listed name or a prefixed one only
- * when it is set and non-empty; --pass NAME copies it as it is. */
+ * when it is set and non-empty. */
 static bool spec_forwards(const struct spec *s, const struct env_pair *p)
 {
 	return s && p->value_len &&
@@ -179,8 +179,10 @@ bool world_host_allowed(const struct world *w, const struct spec *backend,
 {
 	const struct spec *runner = backend->uses_runner ? w->specs->runner : NULL;
 
-	return in_list(w->pass, w->npass, p->name) || spec_forwards(backend, p) ||
-	       spec_forwards(runner, p);
+	/* --pass adds a name to the container launcher's list, which drops
+	 * a name that is unset or empty like any other. */
+	return (p->value_len && in_list(w->pass, w->npass, p->name)) ||
+	       spec_forwards(backend, p) || spec_forwards(runner, p);
 }
 
 /* Loads the specs into w, or shares prev's when their files are

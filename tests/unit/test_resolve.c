@@ -440,16 +440,21 @@ static void test_host__prefixed_names_are_forwarded_when_non_empty(void **state)
 	fx_release(&f);
 }
 
-static void test_host__pass_copies_an_empty_value(void **state)
+/* --pass NAME adds NAME to the launcher's list: an empty value is dropped
+ * as primus-cli-container.sh drops it (the runner's default then applies). */
+static void test_host__pass_drops_an_empty_value_as_the_launcher_does(void **state)
 {
 	struct fx f = { 0 };
 	const struct snapshot *s;
 
 	(void)state;
 	f.host[0] = "PASS_ME=";
+	f.host[1] = "NNODES=";
 	f.pass[0] = "PASS_ME";
+	f.pass[1] = "NNODES";
 	s = fx_resolve(&f, "a1");
-	assert_value(s, "PASS_ME", "");
+	assert_unset(s, "PASS_ME");
+	assert_value(s, "NNODES", "1");
 	fx_release(&f);
 }
 
@@ -1372,7 +1377,7 @@ int main(void)
 		cmocka_unit_test(test_host__pass_adds_a_name_to_the_allowlist),
 		cmocka_unit_test(test_host__an_empty_listed_value_is_not_forwarded),
 		cmocka_unit_test(test_host__prefixed_names_are_forwarded_when_non_empty),
-		cmocka_unit_test(test_host__pass_copies_an_empty_value),
+		cmocka_unit_test(test_host__pass_drops_an_empty_value_as_the_launcher_does),
 		cmocka_unit_test(test_mode_set__runner_set_replaces_image_but_loses_to_host_and_cli),
 		cmocka_unit_test(test_mode_set__backend_set_beats_the_config_and_loses_to_override),
 		cmocka_unit_test(test_export_false__parameter_is_not_in_the_environment),
