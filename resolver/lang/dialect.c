@@ -4,6 +4,8 @@
  *   $ GPUS_PER_NODE=010 bash -c 'echo $((GPUS_PER_NODE - 1))'    -> 7
  *   $ python3 -c 'print(int(" 010 ") - 1)'                       -> 9 */
 #include "dialect.h"
+#include "text.h"
+#include "unicode.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -28,70 +30,112 @@ static void set_why(char *why, size_t whylen, const char *msg)
 
 /* ---- Python's int(str) ------------------------------------------------ */
 
-/* str.strip()'s ASCII whitespace: isspace() plus the four separators. */
-static bool py_space(unsigned char c)
+/* The code point at s[*i] (advancing *i), or -1 for a byte that starts no
+ * valid UTF-8 sequence (Python's str has no such thing: not a digit). */
+static long next_cp(const char *s, size_t len, size_t *i)
 {
-	return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+	unsigned cp;
+	size_t n = utf8_seq((const unsigned char *)s + *i, len - *i, &cp);
+
+	if (!n) {
+		(*i)++;
+		return -1;
+	}
+	*i += n;
+	return (long)cp;
 }
 
+/* int(str): Unicode whitespace around it, an optional sign, decimal
+ * digits of any script with single underscores between them. Past the
+ * range of long long the value saturates: Python's ints have no bound, and
+ * the small numbers specs compare with still compare right. */
 static int py_int(const char *s, size_t len, long long *out, char *why, size_t whylen)
 {
-	size_t i = 0, end = len, digits = 0;
+	size_t i = 0, end, mark, digits = 0;
 	unsigned long long v = 0;
-	bool neg = false, under = false;
+	bool neg = false, under = false, big = false;
+	long cp;
 
-	while (i < end && py_space((unsigned char)s[i]))
-		i++;
-	while (end > i && py_space((unsigned char)s[end - 1]))
-		end--;
+	while (i < len) {
+		mark = i;
+		if ((cp = next_cp(s, len, &mark)) < 0 || !uc_space((unsigned)cp))
+			break;
+		i = mark;
+	}
+	/* end: just past the last code point that is not whitespace. */
+	for (end = mark = i; mark < len;)
+		if ((cp = next_cp(s, len, &mark)) < 0 || !uc_space((unsigned)cp))
+			end = mark;
 	if (i < end && (s[i] == '+' || s[i] == '-'))
 		neg = s[i++] == '-';
-	for (; i < end; i++) {
-		if (s[i] == '_' && digits && !under) {
+	while (i < end) {
+		int d;
+
+		mark = i;
+		cp = next_cp(s, end, &mark);
+		if (cp == '_' && digits && !under) {
 			under = true;
+			i = mark;
 			continue;
 		}
-		if (s[i] < '0' || s[i] > '9')
+		if (cp < 0 || (d = uc_decimal((unsigned)cp)) < 0)
 			break;
+		i = mark;
 		under = false;
 		digits++;
-		if (v > (ULLONG_MAX - 9) / 10) {
-			set_why(why, whylen, "an integer out of range");
-			return 0;
-		}
-		v = v * 10 + (unsigned)(s[i] - '0');
+		if (v > (ULLONG_MAX - 9) / 10)
+			big = true;
+		else
+			v = v * 10 + (unsigned)d;
 	}
 	if (!digits || under || i != end) {
 		set_why(why, whylen, "not an integer to Python's int()");
 		return 0;
 	}
-	if (v > (unsigned long long)LLONG_MAX + neg) {
-		set_why(why, whylen, "an integer out of range");
-		return 0;
-	}
-	*out = neg ? (long long)(0 - v) : (long long)v;
+	if (big || v > (unsigned long long)LLONG_MAX + neg)
+		*out = neg ? LLONG_MIN : LLONG_MAX;
+	else
+		*out = neg ? (long long)(0 - v) : (long long)v;
 	return 1;
 }
 
 /* ---- bash arithmetic ------------------------------------------------- */
 
-struct arith {
-	const char *s;
-	size_t len, i;
+/* A variable assigned inside the expression being evaluated: bash keeps
+ * it for the rest of that evaluation ($((x=2, x*3)) is 6). */
+struct arith_var {
+	char name[64];
+	int64_t value;
+};
+
+#define ARITH_MAX_VARS 16
+
+/* One evaluation: the lookup, the assignments made so far and the first
+ * failure, shared by the nested evaluations of variables' values. */
+struct arith_ctx {
 	envfs_lookup_fn fn;
 	void *ctx;
-	int depth;
+	struct arith_var vars[ARITH_MAX_VARS];
+	size_t nvars;
 	int err;                  /* a negative errno from fn */
 	bool failed;
 	char *why;
 	size_t whylen;
 };
 
-static int a_fail(struct arith *a, const char *msg)
+/* One text being parsed: the value of a variable, or the top one. */
+struct arith {
+	struct arith_ctx *c;
+	const char *s;
+	size_t len, i;
+	int depth;
+};
+
+static uint64_t a_fail(struct arith *a, const char *msg)
 {
-	if (!a->failed)
-		set_why(a->why, a->whylen, msg);
-	a->failed = true;
+	if (!a->c->failed)
+		set_why(a->c->why, a->c->whylen, msg);
+	a->c->failed = true;
 	return 0;
 }
 
@@ -122,6 +166,11 @@ static bool is_alnum(char c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 	       c == '_';
+}
+
+static bool is_name_start(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 
 static int digit_value(char c, int base)
@@ -195,46 +244,107 @@ static uint64_t a_number(struct arith *a)
 	return v;
 }
 
-static uint64_t a_expr(struct arith *a, bool eval);
+static uint64_t a_comma(struct arith *a, bool eval);
 
-/* A name's value, itself read as an expression (bash does so). */
-static uint64_t a_name(struct arith *a, bool eval)
+static struct arith_var *a_var(struct arith_ctx *c, const char *name, size_t len)
 {
-	size_t start = a->i;
-	const char *v = NULL;
+	size_t k;
+
+	for (k = 0; k < c->nvars; k++)
+		if (strlen(c->vars[k].name) == len && !memcmp(c->vars[k].name, name, len))
+			return &c->vars[k];
+	return NULL;
+}
+
+/* The value of a name: assigned earlier in this evaluation, else the
+ * variable's text read as an expression itself (bash does so). */
+static uint64_t a_read(struct arith *a, const char *name, size_t len)
+{
+	struct arith_var *v = a_var(a->c, name, len);
+	const char *val = NULL;
 	size_t vl = 0;
 	struct arith sub;
 	uint64_t r;
 	int got;
 
-	while (a->i < a->len && is_alnum(a->s[a->i]))
-		a->i++;
-	if (!eval)
-		return 0;
-	if (!a->fn || (got = a->fn(a->ctx, a->s + start, a->i - start, &v, &vl)) == 0 ||
-	    got == -ELOOP)
-		return a_fail(a, "read as the name of a variable that is not set (bash: unbound variable, "
-			      "under set -u)");
+	if (v)
+		return (uint64_t)v->value;
+	if (!a->c->fn || (got = a->c->fn(a->c->ctx, name, len, &val, &vl)) == 0 || got == -ELOOP)
+		return a_fail(a, "read as the name of a variable that is not set (bash: unbound "
+			      "variable, under set -u)");
 	if (got < 0) {
-		a->err = got;
-		a->failed = true;
+		a->c->err = got;
+		a->c->failed = true;
 		return 0;
 	}
 	if (a->depth >= ARITH_MAX_DEPTH)
 		return a_fail(a, "variables that name variables nest too deep");
-	sub = (struct arith){ v ? v : "", vl, 0, a->fn, a->ctx, a->depth + 1, 0, false,
-			      a->why, a->whylen };
+	sub = (struct arith){ a->c, val ? val : "", vl, 0, a->depth + 1 };
 	a_blanks(&sub);
 	if (sub.i == sub.len)
 		return 0;   /* set but empty: 0 */
-	r = a_expr(&sub, true);
+	r = a_comma(&sub, true);
 	a_blanks(&sub);
-	if (!sub.failed && sub.i != sub.len)
+	if (!a->c->failed && sub.i != sub.len)
 		a_fail(&sub, "not an arithmetic expression (bash: syntax error)");
-	if (sub.failed) {
-		a->failed = true;
-		a->err = sub.err;
+	return r;
+}
+
+static void a_write(struct arith *a, const char *name, size_t len, uint64_t value)
+{
+	struct arith_var *v = a_var(a->c, name, len);
+
+	if (!v && a->c->nvars < ARITH_MAX_VARS && len < sizeof(v->name)) {
+		v = &a->c->vars[a->c->nvars++];
+		memcpy(v->name, name, len);
+		v->name[len] = '\0';
 	}
+	if (v)
+		v->value = (int64_t)value;
+	else
+		a_fail(a, "assigns more variables than primus-envfs follows");
+}
+
+/* A name at the cursor, with what follows it: ++ or -- after it, or
+ * nothing. */
+static uint64_t a_name(struct arith *a, bool eval)
+{
+	size_t start = a->i, len;
+	uint64_t v;
+
+	while (a->i < a->len && is_alnum(a->s[a->i]))
+		a->i++;
+	len = a->i - start;
+	if (a_take(a, "++") || a_take(a, "--")) {
+		bool inc = a->s[a->i - 1] == '+';
+
+		if (!eval)
+			return 0;
+		v = a_read(a, a->s + start, len);
+		if (!a->c->failed)
+			a_write(a, a->s + start, len, inc ? v + 1 : v - 1);
+		return v;
+	}
+	return eval ? a_read(a, a->s + start, len) : 0;
+}
+
+static uint64_t a_unary(struct arith *a, bool eval);
+
+static uint64_t a_power(struct arith *a, bool eval)
+{
+	uint64_t base = a_unary(a, eval), r = 1;
+	int64_t exp;
+
+	if (a->c->failed || !a_take(a, "**"))
+		return base;
+	/* Right-associative: 2**3**2 is 2**9. */
+	exp = (int64_t)a_power(a, eval);
+	if (a->c->failed || !eval)
+		return 0;
+	if (exp < 0)
+		return a_fail(a, "a negative exponent (bash refuses it)");
+	while (exp-- > 0)
+		r *= base;
 	return r;
 }
 
@@ -242,28 +352,42 @@ static uint64_t a_unary(struct arith *a, bool eval)
 {
 	uint64_t v;
 
-	if (a->failed)
+	if (a->c->failed)
 		return 0;
 	if (a->depth >= ARITH_MAX_DEPTH)
 		return a_fail(a, "an expression nested too deep");
 	a_blanks(a);
 	if (a->i >= a->len)
 		return a_fail(a, "an incomplete expression (bash: operand expected)");
+	if (a_peek(a, "++") || a_peek(a, "--")) {
+		bool inc = a->s[a->i] == '+';
+		size_t start;
+
+		a->i += 2;
+		a_blanks(a);
+		start = a->i;
+		if (a->i >= a->len || !is_name_start(a->s[a->i]))
+			return a_fail(a, "not an arithmetic expression (bash: syntax error)");
+		while (a->i < a->len && is_alnum(a->s[a->i]))
+			a->i++;
+		if (!eval)
+			return 0;
+		v = a_read(a, a->s + start, a->i - start) + (inc ? 1 : (uint64_t)-1);
+		if (!a->c->failed)
+			a_write(a, a->s + start, a->i - start, v);
+		return v;
+	}
 	if (a_take(a, "!"))
 		return !a_unary(a, eval);
 	if (a_take(a, "~"))
 		return ~a_unary(a, eval);
-	if (a->s[a->i] == '-' && !a_peek(a, "--")) {
-		a->i++;
+	if (a_take(a, "-"))
 		return 0 - a_unary(a, eval);
-	}
-	if (a->s[a->i] == '+' && !a_peek(a, "++")) {
-		a->i++;
+	if (a_take(a, "+"))
 		return a_unary(a, eval);
-	}
 	if (a_take(a, "(")) {
 		a->depth++;
-		v = a_expr(a, eval);
+		v = a_comma(a, eval);
 		a->depth--;
 		if (!a_take(a, ")"))
 			return a_fail(a, "a missing ')'");
@@ -271,20 +395,21 @@ static uint64_t a_unary(struct arith *a, bool eval)
 	}
 	if (a->s[a->i] >= '0' && a->s[a->i] <= '9')
 		return a_number(a);
-	if (is_alnum(a->s[a->i]))
+	if (is_name_start(a->s[a->i]))
 		return a_name(a, eval);
 	return a_fail(a, "not an arithmetic expression (bash: syntax error)");
 }
 
-/* Binary operators by bash's precedence, lowest level first. */
+/* Binary operators by bash's precedence, lowest level first; the top of
+ * the table sits under ?: and assignment. */
 static const char *const levels[][4] = {
 	{ "||" }, { "&&" }, { "|" }, { "^" }, { "&" }, { "==", "!=" },
 	{ "<=", ">=", "<", ">" }, { "<<", ">>" }, { "+", "-" }, { "*", "/", "%" },
 };
 #define NLEVELS (sizeof(levels) / sizeof(levels[0]))
 
-/* The operator of level at the cursor, or NULL; "|" is not "||", "&" not
- * "&&", "<" not "<<" or "<=". */
+/* The operator of level at the cursor, or NULL: "|" is not "||" or "|=",
+ * "<" is not "<<" or "<=", "*" is not "**" or "*=", "+" is not "++". */
 static const char *a_op(struct arith *a, size_t level)
 {
 	size_t k;
@@ -292,21 +417,65 @@ static const char *a_op(struct arith *a, size_t level)
 	for (k = 0; k < 4 && levels[level][k]; k++) {
 		const char *op = levels[level][k];
 		size_t n = strlen(op);
+		char next;
 
 		if (!a_peek(a, op))
 			continue;
-		if (n == 1 && a->i + 1 < a->len) {
-			char next = a->s[a->i + 1];
-
-			if ((op[0] == '|' && next == '|') || (op[0] == '&' && next == '&') ||
-			    (op[0] == '<' && (next == '<' || next == '=')) ||
-			    (op[0] == '>' && (next == '>' || next == '=')) ||
-			    (op[0] == '*' && next == '*') || next == '=')
-				continue;
-		}
+		next = a->i + n < a->len ? a->s[a->i + n] : '\0';
+		if (next == '=' && strcmp(op, "<") && strcmp(op, ">") && strcmp(op, "=") &&
+		    strcmp(op, "!"))
+			continue;   /* an assignment operator: x+=1, x<<=1 */
+		if (n == 1 && (next == op[0] || (op[0] == '<' && next == '=') ||
+			       (op[0] == '>' && next == '=')))
+			continue;
+		if (n == 2 && (!strcmp(op, "<<") || !strcmp(op, ">>")) && next == '=')
+			continue;
 		return op;
 	}
 	return NULL;
+}
+
+static uint64_t a_binary(const char *op, uint64_t l, uint64_t r, struct arith *a)
+{
+	if (!strcmp(op, "||"))
+		return l || r;
+	if (!strcmp(op, "&&"))
+		return l && r;
+	if (!strcmp(op, "|"))
+		return l | r;
+	if (!strcmp(op, "^"))
+		return l ^ r;
+	if (!strcmp(op, "&"))
+		return l & r;
+	if (!strcmp(op, "=="))
+		return l == r;
+	if (!strcmp(op, "!="))
+		return l != r;
+	if (!strcmp(op, "<="))
+		return (int64_t)l <= (int64_t)r;
+	if (!strcmp(op, ">="))
+		return (int64_t)l >= (int64_t)r;
+	if (!strcmp(op, "<"))
+		return (int64_t)l < (int64_t)r;
+	if (!strcmp(op, ">"))
+		return (int64_t)l > (int64_t)r;
+	if (!strcmp(op, "<<"))
+		return l << (r & 63);
+	if (!strcmp(op, ">>"))
+		return (uint64_t)((int64_t)l >> (r & 63));
+	if (!strcmp(op, "+"))
+		return l + r;
+	if (!strcmp(op, "-"))
+		return l - r;
+	if (!strcmp(op, "*"))
+		return l * r;
+	if (!r)
+		return a_fail(a, "a division by zero");
+	if ((int64_t)l == INT64_MIN && (int64_t)r == -1)
+		return !strcmp(op, "/") ? l : 0;
+	if (!strcmp(op, "/"))
+		return (uint64_t)((int64_t)l / (int64_t)r);
+	return (uint64_t)((int64_t)l % (int64_t)r);
 }
 
 static uint64_t a_level(struct arith *a, size_t level, bool eval)
@@ -315,68 +484,93 @@ static uint64_t a_level(struct arith *a, size_t level, bool eval)
 	const char *op;
 
 	if (level == NLEVELS)
-		return a_unary(a, eval);
+		return a_power(a, eval);
 	l = a_level(a, level + 1, eval);
-	while (!a->failed && (op = a_op(a, level))) {
+	while (!a->c->failed && (op = a_op(a, level))) {
 		bool sc = (!strcmp(op, "&&") && !l) || (!strcmp(op, "||") && l);
 
 		a->i += strlen(op);
 		r = a_level(a, level + 1, eval && !sc);
-		if (a->failed || !eval)
-			continue;
-		if (!strcmp(op, "||"))
-			l = l || r;
-		else if (!strcmp(op, "&&"))
-			l = l && r;
-		else if (!strcmp(op, "|"))
-			l |= r;
-		else if (!strcmp(op, "^"))
-			l ^= r;
-		else if (!strcmp(op, "&"))
-			l &= r;
-		else if (!strcmp(op, "=="))
-			l = l == r;
-		else if (!strcmp(op, "!="))
-			l = l != r;
-		else if (!strcmp(op, "<="))
-			l = (int64_t)l <= (int64_t)r;
-		else if (!strcmp(op, ">="))
-			l = (int64_t)l >= (int64_t)r;
-		else if (!strcmp(op, "<"))
-			l = (int64_t)l < (int64_t)r;
-		else if (!strcmp(op, ">"))
-			l = (int64_t)l > (int64_t)r;
-		else if (!strcmp(op, "<<"))
-			l <<= r & 63;
-		else if (!strcmp(op, ">>"))
-			l = (uint64_t)((int64_t)l >> (r & 63));
-		else if (!strcmp(op, "+"))
-			l += r;
-		else if (!strcmp(op, "-"))
-			l -= r;
-		else if (!strcmp(op, "*"))
-			l *= r;
-		else if (!r)
-			return a_fail(a, "a division by zero");
-		else if ((int64_t)l == INT64_MIN && (int64_t)r == -1)
-			l = !strcmp(op, "/") ? l : 0;
-		else if (!strcmp(op, "/"))
-			l = (uint64_t)((int64_t)l / (int64_t)r);
-		else
-			l = (uint64_t)((int64_t)l % (int64_t)r);
+		if (!a->c->failed && eval)
+			l = sc ? !!l : a_binary(op, l, r, a);
 	}
 	return l;
 }
 
-static uint64_t a_expr(struct arith *a, bool eval)
+static uint64_t a_assign(struct arith *a, bool eval);
+
+/* cond ? a : b, evaluating only the branch taken. */
+static uint64_t a_ternary(struct arith *a, bool eval)
 {
-	return a_level(a, 0, eval);
+	uint64_t c = a_level(a, 0, eval), x, y;
+
+	if (a->c->failed || !a_take(a, "?"))
+		return c;
+	x = a_comma(a, eval && c);
+	if (!a_take(a, ":"))
+		return a_fail(a, "a '?' without its ':'");
+	y = a_assign(a, eval && !c);
+	return c ? x : y;
+}
+
+/* NAME = expr and NAME op= expr, right-associative. */
+static uint64_t a_assign(struct arith *a, bool eval)
+{
+	static const char *const ops[] = { "=", "*=", "/=", "%=", "+=", "-=", "<<=", ">>=",
+					   "&=", "^=", "|=" };
+	size_t save, start, len, k;
+	uint64_t r, old;
+
+	a_blanks(a);
+	save = a->i;
+	if (a->i < a->len && is_name_start(a->s[a->i])) {
+		start = a->i;
+		while (a->i < a->len && is_alnum(a->s[a->i]))
+			a->i++;
+		len = a->i - start;
+		a_blanks(a);
+		for (k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+			size_t n = strlen(ops[k]);
+
+			if (a->i + n > a->len || memcmp(a->s + a->i, ops[k], n) ||
+			    (n == 1 && a->i + 1 < a->len && a->s[a->i + 1] == '='))
+				continue;
+			a->i += n;
+			r = a_assign(a, eval);
+			if (a->c->failed || !eval)
+				return 0;
+			if (n > 1) {
+				char op[4] = { 0 };
+
+				memcpy(op, ops[k], n - 1);
+				old = a_read(a, a->s + start, len);
+				if (a->c->failed)
+					return 0;
+				r = a_binary(op, old, r, a);
+			}
+			if (!a->c->failed)
+				a_write(a, a->s + start, len, r);
+			return r;
+		}
+	}
+	a->i = save;
+	return a_ternary(a, eval);
+}
+
+static uint64_t a_comma(struct arith *a, bool eval)
+{
+	uint64_t v = a_assign(a, eval);
+
+	while (!a->c->failed && a_take(a, ","))
+		v = a_assign(a, eval);
+	return v;
 }
 
 static int bash_int(const char *s, size_t len, envfs_lookup_fn fn, void *ctx, long long *out,
 		    char *why, size_t whylen)
 {
-	struct arith a = { s, len, 0, fn, ctx, 0, 0, false, why, whylen };
+	struct arith_ctx c = { .fn = fn, .ctx = ctx, .why = why, .whylen = whylen };
+	struct arith a = { &c, s, len, 0, 0 };
 	uint64_t v;
 
 	a_blanks(&a);
@@ -385,13 +579,13 @@ static int bash_int(const char *s, size_t len, envfs_lookup_fn fn, void *ctx, lo
 		*out = 0;
 		return 1;
 	}
-	v = a_expr(&a, true);
+	v = a_comma(&a, true);
 	a_blanks(&a);
-	if (!a.failed && a.i != a.len)
+	if (!c.failed && a.i != a.len)
 		a_fail(&a, "not an arithmetic expression (bash: syntax error)");
-	if (a.err)
-		return a.err;
-	if (a.failed)
+	if (c.err)
+		return c.err;
+	if (c.failed)
 		return 0;
 	*out = (long long)v;
 	return 1;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "text.h"
+#include "unicode.h"
 #include "yaml11.h"
 
 enum ptag {
@@ -413,12 +414,14 @@ static int repr_quoted(const char *s, size_t len, bool bytes, struct strbuf *out
 			err = sb_addc(out, (char)c);
 		else if (!(n = utf8_seq((const unsigned char *)s + i, len - i, &cp)))
 			n = 1, err = sb_addf(out, "\\x%02x", c);
-		else if (cp < 0xa0 || cp == 0xad || cp == 0x2028 || cp == 0x2029)
-			/* C1 controls, soft hyphen, line/paragraph separators are not
-			 * printable to str.isprintable(). */
-			err = cp <= 0xff ? sb_addf(out, "\\x%02x", cp) : sb_addf(out, "\\u%04x", cp);
-		else
+		else if (uc_printable(cp))
 			err = sb_add(out, s + i, n);
+		else if (cp <= 0xff)
+			err = sb_addf(out, "\\x%02x", cp);
+		else if (cp <= 0xffff)
+			err = sb_addf(out, "\\u%04x", cp);
+		else
+			err = sb_addf(out, "\\U%08x", cp);
 		i += n;
 	}
 	return err ? err : sb_addc(out, q);

@@ -632,6 +632,20 @@ static void test_config__sequence_or_mapping_value_is_exported_as_python_prints_
 	release(&l);
 }
 
+/* repr() escapes what str.isprintable() rejects, by Python's own table. */
+static void test_config__list_values_escape_what_python_cannot_print(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_text(&l, "env:\n  V: [\"\\u200b\", \"\\u00a0x\", \"\\U0001F600\", \"\\U000E0001\", "
+		  "\"\\u00e9\", \"\\x85\", \"tab\\tq'\"]\n");
+	assert_int_equal(l.rc, 0);
+	assert_entry(&l, "V", "['\\u200b', '\\xa0x', '\U0001F600', '\\U000e0001', '\u00e9', "
+		     "'\\x85', \"tab\\tq'\"]");
+	release(&l);
+}
+
 /* os.environ[k] = v raises for "" and for a name holding '=', and
  * _apply_config_env's loop ends there: every later key is lost too. */
 static void test_config__a_refused_key_stops_the_block(void **state)
@@ -1003,6 +1017,7 @@ int main(void)
 		cmocka_unit_test(test_config__explicit_tags),
 		cmocka_unit_test(test_config__sequence_or_mapping_value_is_exported_as_python_prints_it),
 		cmocka_unit_test(test_config__a_refused_key_stops_the_block),
+		cmocka_unit_test(test_config__list_values_escape_what_python_cannot_print),
 		cmocka_unit_test(test_config__nul_in_a_key_fails_the_load),
 		cmocka_unit_test(test_config__typed_plain_key_warns_with_the_name_primus_uses),
 		cmocka_unit_test(test_config__repeated_key_last_wins_at_first_position),
