@@ -191,7 +191,8 @@ struct slot {
 	const struct ynode *last_key;
 	bool last_merged;
 	const struct ynode *val;      /* the last value */
-	char *name;                   /* str(key) */
+	char *name;                   /* str(key); may hold a NUL (YDOC_NUL_OK) */
+	size_t name_len;
 	char *value;                  /* str(value), or NULL when unusable */
 	size_t value_len;
 };
@@ -299,12 +300,19 @@ static int value_warning(struct ctx *c, const struct slot *s, enum pyv_kind kind
 }
 
 /* Python refuses to put key into os.environ: "" or one holding '='. */
-static const char *refusal(const char *name)
+/* Python refuses to put the pair into os.environ: a name that is empty or
+ * holds '=' (ValueError: illegal environment variable name), a name or a
+ * value holding a NUL byte (ValueError: embedded null byte). */
+static const char *refusal(const struct slot *s)
 {
-	if (!*name)
+	if (!s->name_len)
 		return "an empty name";
-	if (strchr(name, '='))
+	if (memchr(s->name, '=', s->name_len))
 		return "a name holding '='";
+	if (memchr(s->name, '\0', s->name_len))
+		return "a name holding a NUL byte";
+	if (s->value && memchr(s->value, '\0', s->value_len))
+		return "given a value holding a NUL byte";
 	return NULL;
 }
 
@@ -317,7 +325,7 @@ static int lost_keys(struct ctx *c, const struct slot *slots, size_t n, size_t a
 
 	err = sb_adds(&msg, "env: key ");
 	if (!err)
-		err = add_quoted(&msg, slots[at].name, strlen(slots[at].name));
+		err = add_quoted(&msg, slots[at].name, slots[at].name_len);
 	if (!err)
 		err = sb_addf(&msg, " is %s, which Python's os.environ refuses (ValueError); "
 			      "Primus then stops applying env:, so ", why);
@@ -333,7 +341,7 @@ static int lost_keys(struct ctx *c, const struct slot *slots, size_t n, size_t a
 			break;
 		}
 		if (!err)
-			err = sb_adds(&msg, slots[k].name);
+			err = add_quoted(&msg, slots[k].name, slots[k].name_len);
 	}
 	if (!err)
 		err = diag(c, DIAG_ERROR, slots[at].key, "%s", sb_str(&msg));
@@ -427,6 +435,7 @@ static int slot_text(struct ctx *c, struct slot *s)
 	err = -ENOMEM;
 	if (!(s->name = xstrndup(sb.buf ? sb.buf : "", sb.len)))
 		goto out;
+	s->name_len = sb.len;
 	sb_reset(&sb);
 	if ((err = pyv_str(s->val, &sb, &kind, &pe)) < 0)
 		goto out;
@@ -475,7 +484,7 @@ static int read_env(struct ctx *c, const struct ynode *env)
 	for (i = 0; i < nslots; i++)
 		if ((err = slot_text(c, &slots[i])) < 0)
 			goto out;
-	for (stop = 0; stop < nslots && !(why = refusal(slots[stop].name)); stop++)
+	for (stop = 0; stop < nslots && !(why = refusal(&slots[stop])); stop++)
 		;
 	if (stop < nslots && (err = lost_keys(c, slots, nslots, stop, why)) < 0)
 		goto out;
@@ -644,7 +653,7 @@ int config_load_buffer(const char *name, const char *buf, size_t len,
 	int err;
 
 	*out = NULL;
-	if ((err = ydoc_load_buffer(name, buf, len, &doc, diags)) < 0)
+	if ((err = ydoc_load_buffer_as(name, buf, len, YDOC_NUL_OK, &doc, diags)) < 0)
 		goto out;
 	err = load(name, doc, secrets, out, diags);
 out:
@@ -659,7 +668,7 @@ int config_load(const char *path, const struct config_secrets *secrets, struct c
 	int err;
 
 	*out = NULL;
-	if ((err = ydoc_load_file(path, &doc, diags)) < 0)
+	if ((err = ydoc_load_file_as(path, YDOC_NUL_OK, &doc, diags)) < 0)
 		goto out;
 	err = load(path, doc, secrets, out, diags);
 out:

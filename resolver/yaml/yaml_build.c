@@ -156,7 +156,7 @@ int yb_scalar(struct ybuilder *b, unsigned line, unsigned col,
 	struct ynode *n;
 	int err;
 
-	if (memchr(s, '\0', len))
+	if (!b->nul_ok && memchr(s, '\0', len))
 		return limit_error(b, line, col, "NUL byte in a scalar (from a "
 				   "\\0 escape)");
 	if ((err = count_nodes(b, line, col, 1)) < 0)

@@ -41,6 +41,7 @@ struct ybuilder {
 	size_t naliases;
 	size_t count;             /* expanded nodes so far */
 	bool doc_done;            /* the first document has ended */
+	bool nul_ok;              /* YDOC_NUL_OK */
 };
 
 void yb_init(struct ybuilder *b, struct ydoc *doc, struct diag_list *diags);

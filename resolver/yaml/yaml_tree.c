@@ -187,7 +187,7 @@ static int on_event(struct ybuilder *b, const yaml_event_t *ev, bool *done)
 }
 
 /* The whole YAML language, and every syntax error. */
-static int load_libyaml(struct ydoc *doc, const char *buf, size_t len,
+static int load_libyaml(struct ydoc *doc, const char *buf, size_t len, unsigned flags,
 			struct diag_list *diags)
 {
 	struct ybuilder b;
@@ -197,6 +197,7 @@ static int load_libyaml(struct ydoc *doc, const char *buf, size_t len,
 	int err = 0;
 
 	yb_init(&b, doc, diags);
+	b.nul_ok = flags & YDOC_NUL_OK;
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
@@ -219,6 +220,12 @@ out:
 int ydoc_load_buffer(const char *name, const char *buf, size_t len,
 		     struct ydoc **out, struct diag_list *diags)
 {
+	return ydoc_load_buffer_as(name, buf, len, 0, out, diags);
+}
+
+int ydoc_load_buffer_as(const char *name, const char *buf, size_t len, unsigned flags,
+			struct ydoc **out, struct diag_list *diags)
+{
 	struct ydoc *doc = NULL;
 	int err;
 
@@ -231,7 +238,7 @@ int ydoc_load_buffer(const char *name, const char *buf, size_t len,
 		err = err < 0 ? err : -EINVAL;
 		goto out;
 	}
-	err = load_libyaml(doc, buf, len, diags);
+	err = load_libyaml(doc, buf, len, flags, diags);
 out:
 	if (err != 0)
 		ydoc_free(doc);
@@ -304,6 +311,12 @@ int yfile_read(const char *path, char **buf, size_t *len)
 int ydoc_load_file(const char *path, struct ydoc **out,
 		   struct diag_list *diags)
 {
+	return ydoc_load_file_as(path, 0, out, diags);
+}
+
+int ydoc_load_file_as(const char *path, unsigned flags, struct ydoc **out,
+		      struct diag_list *diags)
+{
 	char *buf = NULL;
 	size_t len = 0;
 	int err;
@@ -321,7 +334,7 @@ int ydoc_load_file(const char *path, struct ydoc **out,
 		if (e < 0)
 			err = e;
 	} else if (err == 0) {
-		err = ydoc_load_buffer(path, buf, len, out, diags);
+		err = ydoc_load_buffer_as(path, buf, len, flags, out, diags);
 	}
 	free(buf);
 	return err;

@@ -14,8 +14,8 @@
 #include "diag.h"
 
 #define YT_MAX_FILE_SIZE (1u << 20)   /* 1 MiB */
-#define YT_MAX_DEPTH 64
-#define YT_MAX_ALIASES 256
+#define YT_MAX_DEPTH 128
+#define YT_MAX_ALIASES 4096
 #define YT_MAX_NODES 200000           /* expanded: aliases count their subtree */
 
 enum ynode_kind { YN_SCALAR, YN_SEQ, YN_MAP };
@@ -82,6 +82,19 @@ int ydoc_load_file(const char *path, struct ydoc **out, struct diag_list *diags)
 /* The same over a buffer; name is used in diagnostics. */
 int ydoc_load_buffer(const char *name, const char *buf, size_t len,
 		     struct ydoc **out, struct diag_list *diags);
+
+/* Flags of the *_as loaders. */
+enum {
+	/* A scalar may hold NUL bytes ("\0" escapes): its len is exact and
+	 * str is still NUL-terminated at len, but yscalar_is() and other
+	 * strcmp()-based readers see only up to the first NUL. For the
+	 * experiment config, whose loader (PyYAML) accepts them. */
+	YDOC_NUL_OK = 1,
+};
+int ydoc_load_file_as(const char *path, unsigned flags, struct ydoc **out,
+		      struct diag_list *diags);
+int ydoc_load_buffer_as(const char *name, const char *buf, size_t len, unsigned flags,
+			struct ydoc **out, struct diag_list *diags);
 void ydoc_free(struct ydoc *doc);
 /* Hands the scalars' text over to the caller (arena_free()); every str of
  * the tree stays valid after ydoc_free(). Nothing may be loaded into doc

@@ -41,6 +41,18 @@ awk 'BEGIN { print "env:"; for (i = 0; i < 500; i++) printf "  A: \"%d\"\n", i }
 awk 'BEGIN { print "env:"; for (i = 0; i < 1000; i++) printf "  K%d: %d\n", i, i }' \
 	>"$c/unquoted_1000.yaml"
 junk 65536 1 >"$c/binary_junk.yaml"
+# Just past the limits of yaml_tree.h (4096 aliases, 128 levels), and at them.
+{ printf 'v: &v "1"\nlist:\n'; repeat 4097 '  - *v\n'; printf 'env:\n  A: "1"\n'; } \
+	>"$c/too_many_aliases.yaml"
+{ printf 'v: &v "1"\nlist:\n'; repeat 4096 '  - *v\n'; printf 'env:\n  A: "1"\n'; } \
+	>"$c/aliases_4096.yaml"
+{ printf 'env: '; repeat 129 '['; repeat 129 ']'; echo; } >"$c/deep_flow_129.yaml"
+{ printf 'x: '; repeat 127 '['; repeat 127 ']'; printf '\nenv:\n  A: "1"\n'; } \
+	>"$c/deep_flow_127.yaml"
+awk 'BEGIN { print "env:"; for (i = 1; i <= 130; i++) { for (j = 0; j < i; j++) printf "  "; printf "k%d:\n", i } }' \
+	>"$c/deep_block_130.yaml"
+{ printf 'd: &d '; repeat 70 '['; repeat 70 ']'; printf '\nenv: '; repeat 70 '['; printf '*d'
+  repeat 70 ']'; echo; } >"$c/alias_expands_too_deep.yaml"
 
 s=$OUT/spec
 { printf 'backend: hostile\narches: '; repeat 10000 '['; repeat 10000 ']'; echo; } \

@@ -219,8 +219,8 @@ static void test_yaml_tree__nesting_deeper_than_the_limit_is_an_error(void **sta
 	assert_int_equal(ydoc_load_buffer("deep.yaml", text, 20000, &doc, &d),
 			 -EINVAL);
 	assert_null(doc);
-	assert_string_equal(only_diag(&d), "deep.yaml:1:65: error: nesting "
-			    "deeper than 64 levels");
+	assert_string_equal(only_diag(&d), "deep.yaml:1:129: error: nesting "
+			    "deeper than 128 levels");
 	diag_list_release(&d);
 
 	/* Exactly the limit is fine. */
@@ -273,14 +273,14 @@ static void test_yaml_tree__depth_counts_the_nodes_aliases_bring_in(void **state
 	struct ydoc *doc = NULL;
 
 	(void)state;
-	/* The root mapping, 23 brackets and 40 levels of *a: 64. */
-	assert_int_equal(load_alias_at_depth(23, &doc, &d), 0);
+	/* The root mapping, 87 brackets and 40 levels of *a: 128. */
+	assert_int_equal(load_alias_at_depth(87, &doc, &d), 0);
 	ydoc_free(doc);
 	assert_int_equal(d.n, 0);
-	assert_int_equal(load_alias_at_depth(24, &doc, &d), -EINVAL);
+	assert_int_equal(load_alias_at_depth(88, &doc, &d), -EINVAL);
 	assert_null(doc);
-	assert_string_equal(only_diag(&d), "t.yaml:2:28: error: nesting deeper "
-			    "than 64 levels once alias *a is expanded");
+	assert_string_equal(only_diag(&d), "t.yaml:2:92: error: nesting deeper "
+			    "than 128 levels once alias *a is expanded");
 	diag_list_release(&d);
 }
 
