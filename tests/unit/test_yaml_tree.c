@@ -322,8 +322,8 @@ static void test_yaml_tree__more_aliases_than_the_limit_is_an_error(void **state
 	assert_int_equal(sb_adds(&sb, "]\n"), 0);
 	assert_int_equal(ydoc_load_buffer("a.yaml", sb.buf, sb.len, &doc, &d),
 			 -EINVAL);
-	/* The 257th alias, at column 5 + 3 * 256. */
-	assert_string_equal(only_diag(&d), "a.yaml:2:773: error: more than 256 "
+	/* The 4097th alias, at column 5 + 3 * 4096. */
+	assert_string_equal(only_diag(&d), "a.yaml:2:12293: error: more than 4096 "
 			    "aliases");
 	sb_release(&sb);
 	diag_list_release(&d);
