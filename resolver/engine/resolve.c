@@ -1031,6 +1031,91 @@ static int check_forward(struct sim *s, const struct spec *sp, size_t k)
 	return err;
 }
 
+static bool in_cli(const struct sim *s, const char *name)
+{
+	size_t k;
+
+	for (k = 0; k < s->w->cli.n; k++)
+		if (!strcmp(s->w->cli.v[k].name, name))
+			return true;
+	return false;
+}
+
+/* The launcher's last step (primus-cli-direct.sh, STEP 8): every --env
+ * (the container launcher's forwarded host variables first, then the
+ * user's) is exported again after the runner, from one newline-joined
+ * list read back a line at a time. So whatever a runner line replaced
+ * comes back, and a value holding a newline comes back split: its first
+ * line is the value, each further NAME=VALUE line a variable of its own,
+ * and a line without '=' makes the launcher exit. */
+static int reexport(struct sim *s, const struct env_list *l, enum layer layer)
+{
+	size_t k;
+	uint32_t vi;
+	int err;
+
+	for (k = 0; k < l->n; k++) {
+		const struct env_pair *p = &l->v[k];
+		size_t nl = strlen(p->name), pos = 0;
+		bool first = true;
+
+		if (layer == LAYER_HOST && !world_host_allowed(s->w, s->backend, p))
+			continue;
+		/* The user's --env of the same name comes after: it wins. */
+		if (layer == LAYER_HOST && !memchr(p->value, '\n', p->value_len) &&
+		    in_cli(s, p->name))
+			continue;
+		while (pos <= p->value_len) {
+			const char *line = first ? p->name : p->value + pos;
+			const char *nlc = memchr(p->value + pos, '\n', p->value_len - pos);
+			size_t end = nlc ? (size_t)(nlc - p->value) : p->value_len;
+			const char *name = first ? p->name : line, *eq, *val;
+			size_t name_len, val_len;
+
+			if (first) {
+				name_len = nl;
+				val = p->value;
+				val_len = end;
+			} else {
+				if (end == pos) {        /* empty lines are skipped */
+					pos = end + 1;
+					continue;
+				}
+				if (!(eq = memchr(line, '=', end - pos)))
+					return diag_add(&s->diags, DIAG_ERROR, NULL, 0, 0,
+							"%s: a line of its value holds no '=': "
+							"primus-cli exits (Invalid env format) when it "
+							"exports --env again after the runner", p->name);
+				name_len = (size_t)(eq - line);
+				val = eq + 1;
+				val_len = end - pos - name_len - 1;
+				if (!env_name_valid(name, name_len))
+					return diag_add(&s->diags, DIAG_ERROR, NULL, 0, 0,
+							"%s: a line of its value names no variable: "
+							"primus-cli exits (export: not a valid "
+							"identifier) when it exports --env again after "
+							"the runner", p->name);
+				if (!(name = arena_strndup(s->arena, name, name_len)))
+					return -ENOMEM;
+			}
+			first = false;
+			pos = end + 1;
+			if ((err = var_of(s, name, name_len, &vi)) < 0)
+				return err;
+			/* Unchanged since the first export, or held by an override:
+			 * nothing to record. */
+			if (s->v[vi].pinned ||
+			    (s->v[vi].layer == layer && s->v[vi].set && s->v[vi].len == val_len &&
+			     !memcmp(s->v[vi].val, val, val_len)))
+				continue;
+			if ((err = offer(s, vi, layer, val, val_len, p->source, NULL, RULE_ALWAYS,
+					 false)) < 0)
+				return err;
+		}
+	}
+	return 0;
+}
+
 /* Step 4: the runner's lines in order, then the launcher's --env again. */
 static int step_runner(struct sim *s)
 {
@@ -1077,33 +1162,12 @@ static int step_runner(struct sim *s)
 				 sv, rule_of(sv), ev.secret)) < 0)
 			return err;
 	}
-	if (!s->full)
+	/* Only a Primus launch (one with the runner) has this launcher. */
+	if (!s->full || !s->runner)
 		return 0;
-	/* The launcher exports --env (the container launcher's passthrough
-	 * among them) again after the runner: whatever the runner replaced
-	 * comes back. */
-	for (k = 0; k < s->nv; k++) {
-		struct evar *e = &s->v[k];
-		const struct env_list *lists[2] = { &s->w->host, &s->w->cli };
-		size_t j, l;
-
-		if (e->layer != LAYER_RUNNER && e->layer != LAYER_DETECTED)
-			continue;
-		for (l = 0; l < 2; l++) {
-			const struct env_pair *last = NULL;
-
-			for (j = 0; j < lists[l]->n; j++)
-				if (strlen(lists[l]->v[j].name) == e->name_len &&
-				    !memcmp(lists[l]->v[j].name, e->name, e->name_len) &&
-				    (l || world_host_allowed(s->w, s->backend, &lists[l]->v[j])))
-					last = &lists[l]->v[j];
-			if (last && (err = offer(s, (uint32_t)k, l ? LAYER_CLI : LAYER_HOST,
-						 last->value, last->value_len, last->source, NULL,
-						 RULE_ALWAYS, false)) < 0)
-				return err;
-		}
-	}
-	return 0;
+	if ((err = reexport(s, &s->w->host, LAYER_HOST)) < 0)
+		return err;
+	return reexport(s, &s->w->cli, LAYER_CLI);
 }
 
 /* What the config's env: block finds already set: the environment. */

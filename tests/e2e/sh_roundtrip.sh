@@ -39,10 +39,15 @@ set -- \
 	--env "C_QUOTES=it's \"double\" and 'single'" \
 	--env 'C_DOLLAR=$HOME ${PATH} $(id) `id`' \
 	--env 'C_BACKSLASH=a\b\\c\' \
-	--env "C_NEWLINE=$(printf 'x\ny\nEND')" \
-	--env "C_MIX=$(printf '%s' "'\"\$\\")$(printf '\n\t x ')'\\''" \
-	--env "C_EQUALS=a=b=c"
+	--env "C_EQUALS=a=b=c" \
+	--inherit "$TMP/newlines.environ"
+# Values with a newline come from the image: the launcher splits an --env
+# value at its newlines when it exports --env again after the runner.
 # C_NEWLINE: a trailing newline cannot survive $(...); carry it with a marker
+{
+	printf 'C_NEWLINE=x\ny\nEND\0'
+	printf 'C_MIX=%s\0' "$(printf '%s' "'\"\$\\")$(printf '\n\t x ')'\\''"
+} >"$TMP/newlines.environ"
 # shellcheck disable=SC2086
 for fmt in sh environ env_file; do
 	run "$TMP/out.$fmt" "$TMP/err.$fmt" clean "$ENVFS_BIN" resolve -b maxtext -a gfx950 \

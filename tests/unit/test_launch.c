@@ -431,6 +431,27 @@ static void test_launch__detected_values_fill_in_unset_or_empty(void **state)
 	done(&r);
 }
 
+/* STEP 8 of primus-cli-direct.sh reads the --env values back a line at a
+ * time: a value holding a newline comes back split (differential F7). */
+static void test_launch__a_newline_in_an_env_value_splits_it_at_the_launch(void **state)
+{
+	struct run r = { .env = { "A=x\nB=y", "GPUS_PER_NODE=2\n" } };
+	const struct snapshot *s = launch(&r);
+
+	(void)state;
+	value_is(s, "A", "x");
+	value_is(s, "B", "y");
+	layer_is(s, "B", LAYER_CLI);
+	value_is(s, "GPUS_PER_NODE", "2");
+	value_is(s, "HIP_VISIBLE_DEVICES", "0,1");
+	done(&r);
+
+	r = (struct run){ .env = { "A=x\ny" } };
+	s = launch(&r);
+	diag_with(s, DIAG_ERROR, "A: a line of its value holds no '='", "Invalid env format", NULL);
+	done(&r);
+}
+
 /* ---- SPEC 4: the runner base ---------------------------------------------- */
 
 static void test_launch__runner_base_has_what_base_env_sh_exports(void **state)
@@ -843,6 +864,7 @@ int main(void)
 		cmocka_unit_test(test_launch__backend_parameter_reads_set_but_empty_as_empty),
 		cmocka_unit_test(test_launch__backend_defaults_are_setdefault_empty_counts_as_set),
 		cmocka_unit_test(test_launch__detected_values_fill_in_unset_or_empty),
+		cmocka_unit_test(test_launch__a_newline_in_an_env_value_splits_it_at_the_launch),
 		cmocka_unit_test(test_launch__runner_base_has_what_base_env_sh_exports),
 		cmocka_unit_test(test_launch__maxtext_has_no_flags_without_a_source),
 		cmocka_unit_test(test_launch__override_of_hip_visible_devices_does_not_survive),
