@@ -133,12 +133,42 @@ static int add_with_source(struct env_list *out, const char *tag, const char *fi
 
 /* One env-file line, already split off at '\n' with a trailing '\r'
  * dropped (bufio.ScanLines does both). */
+static bool has_space(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\v' || s[i] == '\f' ||
+		    s[i] == '\r')
+			return true;
+	return false;
+}
+
+/* A name the image may hold but no shell line can read: a warning; the
+ * variable is kept, as the training process gets it. */
+static int odd_name(struct diag_list *diags, const char *file, unsigned line, const char *s,
+		    size_t n)
+{
+	struct strbuf shown = STRBUF_INIT;
+	int err;
+
+	err = text_quote(&shown, s, n, 128);
+	if (!err)
+		err = diag_add(diags, DIAG_WARNING, file, line, 0,
+			       "%s is not a shell variable name: the runner cannot read it, but the "
+			       "training process gets it; env_file carries it, env.sh and "
+			       "compose.env leave it out", sb_str(&shown));
+	sb_release(&shown);
+	return err;
+}
+
 static int env_file_line(const char *tag, const char *file, unsigned lineno, const char *s,
 			 size_t n, char *const *host_env, struct env_list *out,
 			 struct diag_list *diags)
 {
 	const char *eq, *value;
 	size_t name_len, skip;
+	int err;
 
 	/* Docker refuses the whole file for these; we keep the value (it is
 	 * what the image holds) and say that docker would not. */
@@ -163,11 +193,16 @@ static int env_file_line(const char *tag, const char *file, unsigned lineno, con
 		return 0;
 	eq = memchr(s, '=', n);
 	name_len = eq ? (size_t)(eq - s) : n;
-	if (!env_name_valid(s, name_len)) {
+	/* docker takes any name without whitespace, and bash passes a name
+	 * that is not its own kind on to the training process unread. */
+	if (name_len && !has_space(s, name_len) && !env_name_valid(s, name_len)) {
+		if ((err = odd_name(diags, file, lineno, s, name_len)) < 0)
+			return err;
+	} else if (!env_name_valid(s, name_len)) {
 		struct strbuf shown = STRBUF_INIT;
 		size_t i;
-		int err = 0;
 
+		err = 0;
 		/* Quote the name with unprintable bytes escaped: it goes on one
 		 * line of `check` output. */
 		for (i = 0; i < name_len && i < 128 && !err; i++) {
@@ -178,9 +213,10 @@ static int env_file_line(const char *tag, const char *file, unsigned lineno, con
 		}
 		if (!err)
 			err = diag_add(diags, DIAG_ERROR, file, lineno, 0,
-				       "'%s%s' is not a variable name "
-				       "(expected [A-Za-z_][A-Za-z0-9_]*); line skipped",
-				       sb_str(&shown), name_len > 128 ? "..." : "");
+				       "'%s%s' is not a variable name (%s; docker --env-file "
+				       "refuses the file); line skipped", sb_str(&shown),
+				       name_len > 128 ? "..." : "",
+				       name_len ? "it holds whitespace" : "it is empty");
 		sb_release(&shown);
 		return err;
 	}
@@ -237,14 +273,16 @@ static int load_environ(const char *tag, const char *name, const char *buf, size
 		if (!n)
 			continue;
 		entry++;
-		if (!eq || !env_name_valid(s, (size_t)(eq - s))) {
+		if (!eq || eq == s) {
 			if ((err = diag_add(diags, DIAG_ERROR, name, entry, 0,
-					    "environ entry %u is not NAME=value with NAME "
-					    "matching [A-Za-z_][A-Za-z0-9_]*; skipped",
+					    "environ entry %u is not NAME=value with a NAME; skipped",
 					    entry)) < 0)
 				return err;
 			continue;
 		}
+		if (!env_name_valid(s, (size_t)(eq - s)) &&
+		    (err = odd_name(diags, name, entry, s, (size_t)(eq - s))) < 0)
+			return err;
 		if ((err = add_with_source(out, tag, name, entry, s, (size_t)(eq - s), eq + 1,
 					   n - (size_t)(eq - s) - 1)) < 0)
 			return err;

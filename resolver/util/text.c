@@ -1,5 +1,6 @@
 /* Byte-string predicates shared by the loaders, evaluators and views. */
 #include "text.h"
+#include "unicode.h"
 #include "strbuf.h"
 
 #include <limits.h>
@@ -88,6 +89,26 @@ bool text_parse_ll(const char *s, size_t len, long long *out)
 	return true;
 }
 
+/* One non-ASCII character at s[*i]: a byte that starts no valid sequence
+ * as \\xNN, a character Python would not print (a BOM, a zero-width
+ * space) as \\uNNNN, so an invisible difference between two names shows
+ * in the message; *i is left on the character's last byte. */
+static int quote_utf8(struct strbuf *sb, const char *s, size_t n, size_t *i)
+{
+	unsigned cp;
+	size_t len = utf8_seq((const unsigned char *)s + *i, n - *i, &cp);
+	int err;
+
+	if (!len)
+		return sb_addf(sb, "\\x%02x", (unsigned char)s[*i]);
+	if (!uc_printable(cp))
+		err = cp > 0xffff ? sb_addf(sb, "\\U%08x", cp) : sb_addf(sb, "\\u%04x", cp);
+	else
+		err = sb_add(sb, s + *i, len);
+	*i += len - 1;
+	return err;
+}
+
 int text_quote(struct strbuf *sb, const char *s, size_t n, size_t max)
 {
 	size_t i;
@@ -104,8 +125,10 @@ int text_quote(struct strbuf *sb, const char *s, size_t n, size_t max)
 			err = sb_adds(sb, "\\t");
 		else if (ch < 0x20 || ch == 0x7f)
 			err = sb_addf(sb, "\\x%02x", ch);
-		else
+		else if (ch < 0x80)
 			err = sb_addc(sb, (char)ch);
+		else
+			err = quote_utf8(sb, s, n, &i);
 	}
 	if (!err && n > max)
 		err = sb_adds(sb, "...");

@@ -16,7 +16,9 @@ bool utf8_valid(const char *s, size_t n);
 bool text_parse_ll(const char *s, size_t len, long long *out);
 
 /* Appends s as one readable double-quoted line: '"' and '\\' escaped,
- * newline and tab as \\n and \\t, other control bytes as \\xNN, and more
+ * newline and tab as \\n and \\t, other control bytes and bytes of no
+ * valid UTF-8 sequence as \\xNN, characters Python does not print as
+ * \\uNNNN, and more
  * than max bytes shortened with "...". Returns 0 or -ENOMEM. */
 struct strbuf;
 int text_quote(struct strbuf *sb, const char *s, size_t n, size_t max);
