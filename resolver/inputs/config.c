@@ -737,9 +737,9 @@ int config_expand(const struct config *cfg, const struct config_entry *e, bool s
 				continue;
 			}
 		}
-		for (j = 0; j < name_len && is_name_char(s[name_at + j]); j++)
-			;
-		if (name_len && j == name_len) {
+		/* Python looks up whatever stands between the braces: an image
+		 * may hold a name no shell can read ("a-b"), and it expands. */
+		if (name_len) {
 			r = fn(ctx, s + name_at, name_len, &val, &val_len);
 			if (r == -ELOOP)
 				r = 0;
@@ -751,6 +751,10 @@ int config_expand(const struct config *cfg, const struct config_entry *e, bool s
 				i = end;
 				continue;
 			}
+		}
+		for (j = 0; j < name_len && is_name_char(s[name_at + j]); j++)
+			;
+		if (name_len && j == name_len) {
 			if (secret)
 				err = diag_add(diags, DIAG_WARNING, file, e->line, e->col,
 					       "%s: a $NAME reference in the value is not set, so "
@@ -760,7 +764,7 @@ int config_expand(const struct config *cfg, const struct config_entry *e, bool s
 					       "%s: %.*s is not set; left literal", e->name,
 					       (int)(end - i > MSG_TEXT_MAX ? MSG_TEXT_MAX : end - i),
 					       s + i);
-		} else if (j && s[name_at + j] == ':') {
+		} else if (j && (s[name_at + j] == ':' || s[name_at + j] == '-')) {
 			if (secret)
 				err = diag_add(diags, DIAG_WARNING, file, e->line, e->col,
 					       "%s: a ${NAME:...} in the value is passed through "
@@ -772,8 +776,8 @@ int config_expand(const struct config *cfg, const struct config_entry *e, bool s
 					       (int)(end - i > MSG_TEXT_MAX ? MSG_TEXT_MAX : end - i),
 					       s + i);
 		}
-		/* Anything else inside ${...} ("${}", "${a b}") is looked up
-		 * by Python under a name no variable has: literal, silently. */
+		/* Anything else unset inside ${...} ("${}", "${a b}") stays
+		 * literal, silently, as in Python. */
 		if (err < 0 || (err = add_bounded(out, limit, s + i, end - i)) < 0)
 			return err;
 		i = end;

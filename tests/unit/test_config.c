@@ -875,6 +875,8 @@ static int fake_lookup(void *ctx, const char *name, size_t len,
 {
 	static const char *const vars[][2] = {
 		{ "HOME_DIR", "/home/u" }, { "EMPTY", "" }, { "N1", "one" },
+		/* Names only an image or a host can hold: Python finds them. */
+		{ "a-b", "dashed" }, { "SET:-x", "whole" },
 	};
 	size_t i;
 
@@ -978,6 +980,30 @@ static void test_config__expand_never_applies_default_syntax(void **state)
 	sb_release(&out);
 }
 
+/* expandvars looks up whatever stands between the braces, so an inherited
+ * variable whose name no shell can read still expands. */
+static void test_config__expand_looks_up_any_braced_name(void **state)
+{
+	struct diag_list d = DIAG_LIST_INIT;
+	struct strbuf out = STRBUF_INIT;
+
+	(void)state;
+	assert_int_equal(expand("${a-b}/${SET:-x}/$a-b", &out, &d), 0);
+	/* $a-b is the name "a" (unset) and the text "-b". */
+	assert_string_equal(sb_str(&out), "dashed/whole/$a-b");
+	assert_int_equal(d.n, 1);
+	assert_string_equal(d.v[0].msg, "V: $a is not set; left literal");
+	diag_list_release(&d);
+	/* An unset ${NAME-default} is bash's default syntax, which env: lacks. */
+	assert_int_equal(expand("${OUT-output}", &out, &d), 0);
+	assert_string_equal(sb_str(&out), "${OUT-output}");
+	assert_int_equal(d.n, 1);
+	assert_string_equal(d.v[0].msg, "V: ${OUT-output} is passed through "
+			    "literally: env: has no default syntax");
+	diag_list_release(&d);
+	sb_release(&out);
+}
+
 static void test_config__recipe_default_syntax_warns_at_expansion(void **state)
 {
 	struct diag_list d = DIAG_LIST_INIT;
@@ -1040,6 +1066,7 @@ int main(void)
 		cmocka_unit_test(test_config__expand_only_set_dollar_names),
 		cmocka_unit_test(test_config__expand_leaves_unset_names_literal_with_a_warning),
 		cmocka_unit_test(test_config__expand_never_applies_default_syntax),
+		cmocka_unit_test(test_config__expand_looks_up_any_braced_name),
 		cmocka_unit_test(test_config__recipe_default_syntax_warns_at_expansion),
 	};
 
