@@ -26,6 +26,7 @@
 
 #include "expr.h"
 #include "resolve_internal.h"
+#include "rule.h"
 #include "spec_share.h"
 #include "template.h"
 #include "text.h"
@@ -1127,6 +1128,48 @@ static int reexport(struct sim *s, const struct env_list *l, enum layer layer)
 }
 
 /* Step 4: the runner's lines in order, then the launcher's --env again. */
+/* What a rule reads at a step: the shell's variables so far. */
+static int step_lookup(void *ctx, const char *name, size_t len, const char **val, size_t *vlen)
+{
+	struct sim *s = ctx;
+	uint32_t i = find(s, name, len);
+
+	if (i == NONE || !s->v[i].set)
+		return 0;
+	*val = s->v[i].val;
+	*vlen = s->v[i].len;
+	return 1;
+}
+
+static int step_shown(void *ctx, const char *name, size_t len, const char **val, size_t *vlen)
+{
+	struct sim *s = ctx;
+	int r = step_lookup(ctx, name, len, val, vlen);
+
+	if (r > 0 && s->v[find(s, name, len)].secret) {
+		*val = "(secret)";
+		*vlen = 8;
+	}
+	return r;
+}
+
+/* The `at: runner` rules: primus-env.sh validates the environment right
+ * after base_env.sh and the GPU file, before the launcher exports --env
+ * again (STEP 5 of primus-cli-direct.sh), and exits on a bad value. */
+static int runner_rules(struct sim *s)
+{
+	const struct spec *both[2] = { s->runner, s->backend };
+	size_t k, j;
+	int err = 0;
+
+	for (j = 0; j < 2; j++)
+		for (k = 0; both[j] && k < both[j]->nrules && !err; k++)
+			if (both[j]->rules[k].at == RULE_AT_RUNNER)
+				err = rule_check(both[j], &both[j]->rules[k], step_lookup,
+						 step_shown, s, &s->diags);
+	return err;
+}
+
 static int step_runner(struct sim *s)
 {
 	const struct spec *sp = s->runner;
@@ -1172,6 +1215,8 @@ static int step_runner(struct sim *s)
 				 sv, rule_of(sv), ev.secret)) < 0)
 			return err;
 	}
+	if (s->full && (err = runner_rules(s)) < 0)
+		return err;
 	/* Only a Primus launch (one with the runner) has this launcher. */
 	if (!s->full || !s->runner)
 		return 0;

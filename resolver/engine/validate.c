@@ -23,7 +23,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "expr.h"
+#include "rule.h"
 
 struct vctx {
 	const struct spec_set *set;
@@ -836,32 +836,29 @@ static int set_lookup(void *ctx, const char *name, size_t len, const char **val,
 	return 1;
 }
 
+/* The same, for a rule's message: a secret shows as (secret). */
+static int shown_lookup(void *ctx, const char *name, size_t len, const char **val,
+			size_t *vlen)
+{
+	const struct snap_var *v = snapshot_find(ctx, name, len);
+
+	if (!v || !v->set || !v->value)
+		return 0;
+	*val = v->secret ? "(secret)" : v->value;
+	*vlen = v->secret ? 8 : v->value_len;
+	return 1;
+}
+
+/* The final rules; `at: runner` ones ran during the simulation. */
 static int check_rules(struct vctx *c, const struct spec *sp)
 {
 	size_t k;
 	int err = 0;
 
-	if (!sp)
-		return 0;
-	for (k = 0; k < sp->nrules && !err; k++) {
-		const struct spec_rule *r = &sp->rules[k];
-		struct expr *e = NULL;
-		char msg[160];
-		bool hit = false;
-
-		/* The loader already reported a condition that does not parse. */
-		if ((err = expr_parse(r->when, &e, msg, sizeof(msg))) < 0) {
-			err = err == -ENOMEM ? err : 0;
-			continue;
-		}
-		struct expr_env env = { sp->dialect, set_lookup, c->s, false, "" };
-
-		err = expr_eval(e, &env, &hit);
-		expr_free(e);
-		if (!err && hit)
-			err = diag_add(&c->s->diags, r->sev, sp->display, r->line, r->col, "%s",
-				       r->message);
-	}
+	for (k = 0; sp && k < sp->nrules && !err; k++)
+		if (sp->rules[k].at == RULE_AT_FINAL)
+			err = rule_check(sp, &sp->rules[k], set_lookup, shown_lookup, c->s,
+					 &c->s->diags);
 	return err;
 }
 

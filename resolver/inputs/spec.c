@@ -49,7 +49,7 @@ static const char *const VAR_KEYS[] = { "name", "value", "kind", "flags", "appen
 	"max", "values", "invalid", "dialect", "detect", "detected", NULL };
 static const char *const FLAG_KEYS[] = { "flag", "when", "note", NULL };
 static const char *const RETIRED_KEYS[] = { "name", "replaced_by", "note", NULL };
-static const char *const RULE_KEYS[] = { "when", "severity", "message", NULL };
+static const char *const RULE_KEYS[] = { "when", "at", "severity", "message", NULL };
 enum { CK_NAME, CK_DEFAULT, CK_DESCRIPTION, CK_WHERE_USED, CK_WHERE_SET, CK_TYPE, CK_MIN,
 	CK_MAX, CK_VALUES, CK_INVALID };
 static const char *const CATALOG_KEYS[] = { [CK_NAME] = "name", [CK_DEFAULT] = "default",
@@ -528,12 +528,17 @@ static void take_rules(struct sctx *c, const struct ynode *n, struct spec *s)
 			if (yscalar_is(key, "when")) {
 				if ((r->when = take_str(c, val, "when")))
 					check_cond(c, val, r->when);
+			} else if (yscalar_is(key, "at")) {
+				if (yscalar_is(val, "runner"))
+					r->at = RULE_AT_RUNNER;
+				else if (!yscalar_is(val, "final"))
+					bad(c, val, "at must be final or runner");
 			} else if (yscalar_is(key, "severity"))
 				take_sev(c, val, &r->sev);
 			else if (yscalar_is(key, "message"))
 				r->message = take_str(c, val, "message");
 			else
-				bad(c, key, "unknown field '%s' in a rule (known: when, severity, "
+				bad(c, key, "unknown field '%s' in a rule (known: when, at, severity, "
 				    "message)", key->kind == YN_SCALAR ? key->str : "?");
 		}
 		if (!r->when || !r->message) {

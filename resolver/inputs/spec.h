@@ -79,10 +79,18 @@ struct spec_retired {
 	char *note;               /* may be NULL */
 };
 
+/* Which environment a rule reads. */
+enum rule_at {
+	RULE_AT_FINAL,            /* what the training process gets */
+	RULE_AT_RUNNER,           /* what the runner leaves: what Primus's
+	                             launcher validates (lib/validation.sh) */
+};
+
 struct spec_rule {
-	char *when;               /* condition over final values */
+	char *when;               /* condition */
+	enum rule_at at;
 	enum diag_sev sev;
-	char *message;
+	char *message;            /* a template: ${NAME} shows a value */
 	unsigned line, col;
 };
 

@@ -12,15 +12,17 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define EXPR_MAX_DEPTH 64
+#define EXPR_MAX_PATTERN 1024
 
 enum expr_kind { EXPR_OR, EXPR_AND, EXPR_NOT, EXPR_CMP, EXPR_VAR, EXPR_STR, EXPR_INT,
 	EXPR_INTF /* int(NAME, FALLBACK) */ };
-enum expr_op { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
+enum expr_op { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_MATCH };
 
 struct expr {
 	enum expr_kind kind;
@@ -30,11 +32,12 @@ struct expr {
 	long long fallback;   /* EXPR_INTF */
 	struct expr **kids;   /* EXPR_OR/AND: n; EXPR_NOT: 1; EXPR_CMP: 2 */
 	size_t nkids;
+	regex_t *re;          /* OP_MATCH: the compiled pattern */
 };
 
 enum tok {
 	T_END, T_NAME, T_STR, T_INT, T_LP, T_RP, T_COMMA, T_AND, T_OR, T_NOT,
-	T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE,
+	T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE, T_MATCH,
 };
 
 struct parser {
@@ -108,8 +111,14 @@ static int next(struct parser *p)
 	} else if (c == '!' || c == '<' || c == '>' || c == '=') {
 		bool eq = s[i + 1] == '=';
 
+		if (c == '=' && s[i + 1] == '~') {
+			p->tok = T_MATCH;
+			i += 2;
+			p->end = i;
+			return 0;
+		}
 		if (c == '=' && !eq)
-			return fail(p, "expected '==' at column %zu", i + 1);
+			return fail(p, "expected '==' or '=~' at column %zu", i + 1);
 		if (c == '!')
 			p->tok = eq ? T_NE : T_NOT;
 		else if (c == '<')
@@ -168,6 +177,10 @@ void expr_free(struct expr *e)
 		expr_free(e->kids[i]);
 	free(e->kids);
 	free(e->text);
+	if (e->re) {
+		regfree(e->re);
+		free(e->re);
+	}
 	free(e);
 }
 
@@ -321,6 +334,45 @@ out:
 	return 0;
 }
 
+/* The right side of =~: a quoted literal, compiled now so that a bad
+ * pattern is the spec's syntax error, not a condition that is silently
+ * false. bash's [[ =~ ]] uses regcomp(REG_EXTENDED) too. */
+static int compile_pattern(struct parser *p, struct expr *rhs, size_t col)
+{
+	char why[96];
+	int rc;
+
+	if (rhs->kind != EXPR_STR)
+		return fail(p, "=~ needs a quoted pattern at column %zu", col);
+	/* glibc matches a back-reference by backtracking, which a long value
+	 * can make exponential: a spec gets no such pattern. */
+	for (size_t i = 0; i + 1 < rhs->len; i++) {
+		if (rhs->text[i] != '\\')
+			continue;
+		if (rhs->text[i + 1] >= '1' && rhs->text[i + 1] <= '9')
+			return fail(p, "back-references are not allowed in a pattern at column %zu",
+				    col);
+		i++;
+	}
+	if (rhs->len > EXPR_MAX_PATTERN)
+		return fail(p, "a pattern longer than %d bytes at column %zu", EXPR_MAX_PATTERN,
+			    col);
+	if (!(rhs->re = malloc(sizeof(*rhs->re))))
+		return -ENOMEM;
+	if ((rc = regcomp(rhs->re, rhs->text, REG_EXTENDED | REG_NOSUB)) != 0) {
+		if (rc == REG_ESPACE) {
+			free(rhs->re);
+			rhs->re = NULL;
+			return -ENOMEM;
+		}
+		regerror(rc, rhs->re, why, sizeof(why));
+		free(rhs->re);
+		rhs->re = NULL;
+		return fail(p, "bad regular expression at column %zu: %s", col, why);
+	}
+	return 0;
+}
+
 static int parse_cmp(struct parser *p, struct expr **out)
 {
 	struct expr *lhs = NULL, *rhs = NULL, *e = NULL;
@@ -337,6 +389,7 @@ static int parse_cmp(struct parser *p, struct expr **out)
 	case T_LE: op = OP_LE; break;
 	case T_GT: op = OP_GT; break;
 	case T_GE: op = OP_GE; break;
+	case T_MATCH: op = OP_MATCH; break;
 	default:
 		*out = lhs;
 		return 0;
@@ -356,6 +409,8 @@ static int parse_cmp(struct parser *p, struct expr **out)
 		err = fail(p, "cannot compare a condition at column %zu", col);
 		goto out;
 	}
+	if (op == OP_MATCH && (err = compile_pattern(p, rhs, col)) < 0)
+		goto out;
 	if (p->tok >= T_EQ) {
 		err = fail(p, "comparisons do not chain at column %zu", p->start + 1);
 		goto out;
@@ -560,6 +615,27 @@ static int int_operand(struct expr_env *ev, const struct expr *e, long long *out
 	return 0;
 }
 
+/* VALUE =~ PATTERN. regexec reads a C string, as bash hands it one. */
+static int match(struct expr_env *ev, const struct expr *e, bool *res)
+{
+	const char *a;
+	size_t al;
+	bool set;
+	char *copy;
+	int err, rc;
+
+	if ((err = operand(ev, e->kids[0], &a, &al, &set)) < 0)
+		return err;
+	if (!(copy = strndup(a, al)))
+		return -ENOMEM;
+	rc = regexec(e->kids[1]->re, copy, 0, NULL, 0);
+	free(copy);
+	if (rc == REG_ESPACE)
+		return -ENOMEM;
+	*res = rc == 0;
+	return 0;
+}
+
 static int eval(struct expr_env *ev, const struct expr *e, bool *res)
 {
 	const char *a, *b;
@@ -586,6 +662,8 @@ static int eval(struct expr_env *ev, const struct expr *e, bool *res)
 		*res = !*res;
 		return 0;
 	case EXPR_CMP:
+		if (e->op == OP_MATCH)
+			return match(ev, e, res);
 		if (e->op == OP_EQ || e->op == OP_NE) {
 			if ((err = operand(ev, e->kids[0], &a, &al, &set)) < 0 ||
 			    (err = operand(ev, e->kids[1], &b, &bl, &set)) < 0)

@@ -10,7 +10,10 @@
  * int(os.getenv(NAME, "1")) except ValueError: 1`). `==` and `!=` compare
  * text; `<` `<=` `>` `>=` compare integers read in the entry's dialect
  * (dialect.h: bash arithmetic or Python's int()) and are false when either
- * side is not one. A bare operand is true when its text is non-empty.
+ * side is not one. `NAME =~ 'PATTERN'` is bash's [[ =~ ]]: a POSIX
+ * extended regular expression, given as a quoted literal, compiled (and
+ * refused when bad or holding a back-reference) at parse time. A bare
+ * operand is true when its text is non-empty.
  * `&&`, `||`, `!` and parentheses as in C. */
 #ifndef ENVFS_EXPR_H
 #define ENVFS_EXPR_H

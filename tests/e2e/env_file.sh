@@ -9,7 +9,7 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 
 SECRET='hf_Ab$cd "q" Tail  '
-printf '# secrets for the run\n\nHF_TOKEN=%s\nQUOTED="kept"\n  LEAD=x\nFROM_CALLER\nNOT_SET_HERE\nNNODES=2\n' \
+printf '# secrets for the run\n\nHF_TOKEN=%s\nQUOTED="kept"\n  LEAD=x\nFROM_CALLER\nNOT_SET_HERE\nNNODES=2\nMASTER_ADDR=node0\n' \
 	"$SECRET" >"$TMP/run.env"
 
 # the values, literally
@@ -44,7 +44,7 @@ run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve --env HF_TOKEN -b maxtext -
 [ "$rc" -eq 0 ] && ! grep -q '^HF_TOKEN=' "$TMP/out" || fail "--env HF_TOKEN, unset: exit $rc or set anyway"
 
 # check warns about an inline secret, by name only
-run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" check -b maxtext -a gfx950 --env "HF_TOKEN=$SECRET" --env NNODES=2
+run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" check -b maxtext -a gfx950 --env "HF_TOKEN=$SECRET" --env NNODES=2 --env MASTER_ADDR=node0
 [ "$rc" -eq 1 ] || fail "check with an inline secret: exit $rc, want 1 (a warning)"
 grep -q 'warning: HF_TOKEN is a secret given as --env HF_TOKEN=\.\.\. on the command line' "$TMP/err" ||
 	fail "check: no warning for the inline secret: $(cat "$TMP/err")"

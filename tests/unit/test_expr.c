@@ -374,6 +374,46 @@ static void test_expr__cycle_reads_as_unset_and_is_reported(void **state)
 	expr_free(e);
 }
 
+/* bash's [[ VALUE =~ ERE ]], as runner/lib/validation.sh uses it: POSIX
+ * extended regular expressions, unanchored unless the pattern says so. */
+static void test_expr__match_is_a_posix_extended_regex(void **state)
+{
+	(void)state;
+	assert_true(check("NNODES =~ '^[0-9]+$'"));
+	assert_false(check("PLUS =~ '^[0-9]+$'"));
+	assert_false(check("SPACED =~ '^[0-9]+$'"));
+	assert_false(check("EMPTY =~ '^[0-9]+$'"));
+	assert_false(check("UNSET_NAME =~ '^[0-9]+$'"));
+	assert_true(check("UNSET_NAME =~ '^$'"));
+	/* Unanchored: a match anywhere counts. */
+	assert_true(check("ABC =~ 'b'"));
+	assert_true(check("HEX =~ \"x[0-9a-f]{2}$\""));
+	assert_true(check("!(PLUS =~ '^[0-9]+$') && ONE == 1"));
+	/* A value with a NUL byte is matched only up to it, as bash sees a C
+	 * string; env values never hold one. */
+	assert_true(check("NUL =~ '^a$'"));
+}
+
+static void test_expr__match_needs_a_valid_literal_pattern(void **state)
+{
+	const char *m;
+
+	(void)state;
+	assert_string_equal(syntax_error("A =~ B"),
+			    "=~ needs a quoted pattern at column 6");
+	assert_string_equal(syntax_error("A =~ 1"),
+			    "=~ needs a quoted pattern at column 6");
+	/* regerror()'s words follow: glibc's, not ours to pin. */
+	m = syntax_error("A =~ '[0-9'");
+	assert_memory_equal(m, "bad regular expression at column 6: ", 36);
+	assert_true(strlen(m) > 36);
+	assert_string_equal(syntax_error("A =~ '(a*)\\1'"),
+			    "back-references are not allowed in a pattern at column 6");
+	assert_true(check("ABC =~ '\\\\1|abc'"));
+	assert_string_equal(syntax_error("A =~ 'x' =~ 'y'"),
+			    "comparisons do not chain at column 10");
+}
+
 static void test_expr__syntax_errors_name_the_column(void **state)
 {
 	(void)state;
@@ -383,7 +423,7 @@ static void test_expr__syntax_errors_name_the_column(void **state)
 	assert_string_equal(syntax_error("   "), "expected an operand at column 4");
 	assert_string_equal(syntax_error("A =="), "expected an operand at column 5");
 	assert_string_equal(syntax_error("A && || B"), "expected an operand at column 6");
-	assert_string_equal(syntax_error("A = 1"), "expected '==' at column 3");
+	assert_string_equal(syntax_error("A = 1"), "expected '==' or '=~' at column 3");
 	assert_string_equal(syntax_error("A & B"), "expected '&&' at column 3");
 	assert_string_equal(syntax_error("A | B"), "expected '||' at column 3");
 	assert_string_equal(syntax_error("A B"), "unexpected 'B' at column 3");
@@ -485,6 +525,8 @@ int main(void)
 		cmocka_unit_test(test_expr__and_short_circuits),
 		cmocka_unit_test(test_expr__lookup_error_propagates),
 		cmocka_unit_test(test_expr__cycle_reads_as_unset_and_is_reported),
+		cmocka_unit_test(test_expr__match_is_a_posix_extended_regex),
+		cmocka_unit_test(test_expr__match_needs_a_valid_literal_pattern),
 		cmocka_unit_test(test_expr__syntax_errors_name_the_column),
 		cmocka_unit_test(test_expr__syntax_error_tolerates_small_or_no_buffer),
 		cmocka_unit_test(test_expr__nesting_is_limited_to_64),

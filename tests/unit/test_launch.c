@@ -330,6 +330,133 @@ static void test_launch__backend_integers_are_python_int(void **state)
 	done(&r);
 }
 
+/* ---- the launcher's own checks: primus-cli-direct.sh STEP 4.7 and -------
+ * ---- runner/lib/validation.sh, which exit before the training starts ---- */
+
+static void test_launch__a_distributed_value_the_launcher_refuses_is_an_error(void **state)
+{
+	struct run r = { .env = { "NNODES=+3" } };
+	const struct snapshot *s = launch(&r);
+
+	(void)state;
+	/* STEP 4.7 wants ^[1-9][0-9]*$; the value is still what is shown. */
+	diag_with(s, DIAG_ERROR, "NNODES must be a positive integer (got '+3')",
+		  "the launcher exits", NULL);
+	value_is(s, "NNODES", "+3");
+	done(&r);
+
+	/* "010" is octal to bash and 10 to Python, but STEP 4.7 refuses it. */
+	r = (struct run){ .env = { "NNODES=010" } };
+	s = launch(&r);
+	diag_with(s, DIAG_ERROR, "NNODES must be a positive integer (got '010')", NULL);
+	done(&r);
+
+	r = (struct run){ .env = { "NODE_RANK=-1" } };
+	s = launch(&r);
+	diag_with(s, DIAG_ERROR, "NODE_RANK must be a non-negative integer (got '-1')", NULL);
+	done(&r);
+
+	r = (struct run){ .env = { "NNODES=2", "NODE_RANK=2" } };
+	s = launch(&r);
+	diag_with(s, DIAG_ERROR, "NODE_RANK (2) must be < NNODES (2)", NULL);
+	done(&r);
+
+	r = (struct run){ .env = { "MASTER_PORT=80" } };
+	s = launch(&r);
+	diag_with(s, DIAG_ERROR, "Invalid MASTER_PORT: 80 (must be between 1024 and 65535)",
+		  NULL);
+	done(&r);
+
+	r = (struct run){ .env = { "GPUS_PER_NODE=128" } };
+	s = launch(&r);
+	diag_with(s, DIAG_ERROR, "Invalid GPUS_PER_NODE: 128 (must be between 1 and 72)", NULL);
+	done(&r);
+
+	/* An IPv6 literal holds ':', which validation.sh does not allow. */
+	r = (struct run){ .env = { "MASTER_ADDR=fd00::1" } };
+	s = launch(&r);
+	diag_with(s, DIAG_ERROR, "Invalid MASTER_ADDR: fd00::1 (contains invalid characters)",
+		  NULL);
+	done(&r);
+}
+
+static void test_launch__skip_validation_skips_only_validation_sh(void **state)
+{
+	struct run r = { .env = { "PRIMUS_SKIP_VALIDATION=1", "GPUS_PER_NODE=128",
+				  "MASTER_ADDR=fd00::1" } };
+	const struct snapshot *s = launch(&r);
+
+	(void)state;
+	assert_false(any_diag_has(s, "Invalid GPUS_PER_NODE"));
+	assert_false(any_diag_has(s, "Invalid MASTER_ADDR"));
+	done(&r);
+
+	/* STEP 4.7 has no switch. */
+	r = (struct run){ .env = { "PRIMUS_SKIP_VALIDATION=1", "NNODES=0" } };
+	s = launch(&r);
+	diag_with(s, DIAG_ERROR, "NNODES must be a positive integer (got '0')", NULL);
+	done(&r);
+}
+
+static void test_launch__the_launcher_checks_what_the_runner_leaves(void **state)
+{
+	/* The config's env: block runs after the checks: its NNODES is not
+	 * checked by the launcher (the catalog's type check still applies). */
+	struct run r = { .config_text = "env:\n  NNODES: \"+3\"\n" };
+	const struct snapshot *s = launch(&r);
+
+	(void)state;
+	assert_false(any_diag_has(s, "must be a positive integer"));
+	value_is(s, "NNODES", "+3");
+	done(&r);
+
+	/* A plain launch draws none of these. */
+	r = (struct run){ 0 };
+	s = launch(&r);
+	assert_false(any_diag_has(s, "the launcher exits"));
+	assert_false(any_diag_has(s, "multi-node will likely fail"));
+	done(&r);
+
+	r = (struct run){ .env = { "NNODES=4" } };
+	s = launch(&r);
+	diag_with(s, DIAG_WARNING, "MASTER_ADDR=localhost with NNODES=4", NULL);
+	done(&r);
+}
+
+static void test_launch__under_slurm_the_node_count_comes_from_slurm(void **state)
+{
+	struct run r = { .env = { "SLURM_JOB_ID=77", "SLURM_NNODES=4", "SLURM_NODEID=3",
+				  "MASTER_ADDR=node1" } };
+	const struct snapshot *s = launch(&r);
+
+	(void)state;
+	value_is(s, "NNODES", "4");
+	value_is(s, "NODE_RANK", "3");
+	layer_is(s, "NNODES", LAYER_RUNNER);
+	assert_false(any_diag_has(s, "the launcher exits"));
+	done(&r);
+
+	r = (struct run){ .env = { "SLURM_JOB_ID=77", "SLURM_JOB_NUM_NODES=2", "SLURM_PROCID=1",
+				   "NNODES=8" } };
+	s = launch(&r);
+	value_is(s, "NNODES", "8");           /* a value set before wins */
+	value_is(s, "NODE_RANK", "1");
+	done(&r);
+
+	/* localhost is replaced on the node by scontrol's first host. */
+	r = (struct run){ .env = { "SLURM_JOB_ID=77", "SLURM_NODELIST=gpu[01-04]" } };
+	s = launch(&r);
+	diag_with(s, DIAG_WARNING, "MASTER_ADDR: under Slurm the launcher replaces localhost",
+		  "SLURM_NODELIST", NULL);
+	done(&r);
+
+	/* Without a job, SLURM_NNODES is nobody's business. */
+	r = (struct run){ .env = { "SLURM_NNODES=4" } };
+	s = launch(&r);
+	value_is(s, "NNODES", "1");
+	done(&r);
+}
+
 /* ---- step 5: the config block as Python applies it ---------------------- */
 
 static void test_launch__config_values_are_python_str_of_pyyaml_values(void **state)
@@ -858,6 +985,10 @@ int main(void)
 		cmocka_unit_test(test_launch__config_gpus_per_node_does_not_change_the_device_list),
 		cmocka_unit_test(test_launch__runner_integers_are_bash_arithmetic),
 		cmocka_unit_test(test_launch__backend_integers_are_python_int),
+		cmocka_unit_test(test_launch__a_distributed_value_the_launcher_refuses_is_an_error),
+		cmocka_unit_test(test_launch__skip_validation_skips_only_validation_sh),
+		cmocka_unit_test(test_launch__the_launcher_checks_what_the_runner_leaves),
+		cmocka_unit_test(test_launch__under_slurm_the_node_count_comes_from_slurm),
 		cmocka_unit_test(test_launch__config_values_are_python_str_of_pyyaml_values),
 		cmocka_unit_test(test_launch__a_refused_key_stops_the_block),
 		cmocka_unit_test(test_launch__config_expands_what_is_set_before_it),

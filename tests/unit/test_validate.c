@@ -643,6 +643,28 @@ static void test_rules(void **state)
 	expect_clean(RESOLVE("fl", "cuda", "FL_MODE=tileops"));
 }
 
+/* A rule's message shows values by ${NAME}, a secret as (secret); `at:
+ * runner` reads the environment as the runner leaves it. */
+static void test_rules_messages_and_steps(void **state)
+{
+	struct snapshot *s;
+
+	(void)state;
+	expect_only(RESOLVE("plain", "a1", "RUNX_PORT=8o8o"), DIAG_ERROR,
+		    "RUNX_PORT is not a number: '8o8o'");
+	expect_clean(RESOLVE("plain", "a1", "RUNX_PORT=8080"));
+	expect_only(RESOLVE("plain", "a1", "RUNX_KEY=hunter2"), DIAG_WARNING,
+		    "RUNX_KEY '(secret)' lacks its key- prefix");
+	expect_clean(RESOLVE("plain", "a1", "RUNX_KEY=key-hunter2"));
+	/* The runner leaves RUNX_PHASE=early; mt's backend step sets late
+	 * after it, which the at: runner rule does not see. */
+	s = RESOLVE("mt", "a1", "PHASE_CHECK=1");
+	expect_only(s, DIAG_WARNING, "the runner left RUNX_PHASE=early");
+	assert_string_equal(snapshot_find(s, "RUNX_PHASE", 10)->value, "late");
+	/* --env is there before the runner. */
+	expect_clean(RESOLVE("mt", "a1", "PHASE_CHECK=1", "RUNX_PHASE=other"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -678,6 +700,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_pin_non_boolean, teardown),
 		cmocka_unit_test_teardown(test_runner_pin, teardown),
 		cmocka_unit_test_teardown(test_rules, teardown),
+		cmocka_unit_test_teardown(test_rules_messages_and_steps, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

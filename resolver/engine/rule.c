@@ -1,0 +1,40 @@
+/* rule: a spec's cross-variable check and its message. */
+#include "rule.h"
+
+#include <errno.h>
+#include <stdbool.h>
+
+#include "expr.h"
+#include "strbuf.h"
+#include "template.h"
+
+/* Longest message a rule may print with its values in. */
+#define RULE_MSG_MAX 1024
+
+int rule_check(const struct spec *sp, const struct spec_rule *r, envfs_lookup_fn cond,
+	       envfs_lookup_fn shown, void *ctx, struct diag_list *diags)
+{
+	struct expr_env env = { sp->dialect, cond, ctx, false, "" };
+	struct tmpl_result res = { 0 };
+	struct strbuf msg = STRBUF_INIT;
+	struct expr *e = NULL;
+	char why[160];
+	bool hit = false;
+	int err;
+
+	if ((err = expr_parse(r->when, &e, why, sizeof(why))) < 0) {
+		err = err == -ENOMEM ? err : 0;
+		goto out;
+	}
+	if ((err = expr_eval(e, &env, &hit)) < 0 || !hit)
+		goto out;
+	err = tmpl_expand(r->message, sp->dialect, RULE_MSG_MAX, shown, ctx, &msg, &res);
+	if (err < 0)
+		goto out;
+	err = diag_add(diags, r->sev, sp->display, r->line, r->col, "%s%s", sb_str(&msg),
+		       res.too_long ? "..." : "");
+out:
+	sb_release(&msg);
+	expr_free(e);
+	return err;
+}
