@@ -840,13 +840,13 @@ static int set_lookup(void *ctx, const char *name, size_t len, const char **val,
 static int shown_lookup(void *ctx, const char *name, size_t len, const char **val,
 			size_t *vlen)
 {
-	const struct snap_var *v = snapshot_find(ctx, name, len);
+	int r = set_lookup(ctx, name, len, val, vlen);
 
-	if (!v || !v->set || !v->value)
-		return 0;
-	*val = v->secret ? "(secret)" : v->value;
-	*vlen = v->secret ? 8 : v->value_len;
-	return 1;
+	if (r > 0 && snapshot_find(ctx, name, len)->secret) {
+		*val = "(secret)";
+		*vlen = 8;
+	}
+	return r;
 }
 
 /* The final rules; `at: runner` ones ran during the simulation. */
