@@ -57,7 +57,9 @@ zmodload zsh/zpty
 out=$1; shift
 zpty z zsh -f -i
 zpty -w z "unset zle_bracketed_paste; PS1='> '; PATH=$PATH; fpath=($ZSH_DIR \$fpath)"
-zpty -w z "autoload -Uz compinit; compinit -u -D -d /dev/null"
+# -d names a file of ours: as root, zsh replaced -d /dev/null by a regular
+# file, which breaks every later test (and the machine's /dev/null).
+zpty -w z "autoload -Uz compinit; compinit -u -D -d $out.zcompdump"
 zpty -w z "show() { print -r -- \"\$BUFFER\" >>$out; }; zle -N show; bindkey '^X^B' show"
 # Type nothing before the line editor runs: what comes while a command
 # still runs reaches the terminal, not zle, and a TAB there completes
