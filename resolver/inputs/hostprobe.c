@@ -174,7 +174,8 @@ static int probe_gpu(struct hostprobe *hp)
 
 	if ((err = list_rel(hp->root, KFD_NODES, false, &nodes, &n)) < 0)
 		goto out;
-	qsort(nodes, n, sizeof(*nodes), cmp_num);
+	if (n)
+		qsort(nodes, n, sizeof(*nodes), cmp_num);
 	for (k = 0; k < n && ver <= 0; k++) {
 		if (!all_digits(nodes[k]))
 			continue;
@@ -247,7 +248,8 @@ static int probe_ib(struct hostprobe *hp)
 
 	if ((err = list_rel(hp->root, IB_DIR, false, &devs, &ndevs)) < 0)
 		goto out;
-	qsort(devs, ndevs, sizeof(*devs), cmp_str);
+	if (ndevs)
+		qsort(devs, ndevs, sizeof(*devs), cmp_str);
 	for (k = 0; k < ndevs; k++) {
 		if (strstr(devs[k], "bond") || strstr(devs[k], "eth0"))
 			continue;
@@ -260,7 +262,8 @@ static int probe_ib(struct hostprobe *hp)
 			goto out;
 		if (!nports)
 			continue;
-		qsort(ports, nports, sizeof(*ports), cmp_num);
+		if (nports)
+			qsort(ports, nports, sizeof(*ports), cmp_num);
 		if ((err = sb_addf(&out, "%s%s:%s", out.len ? "," : "", devs[k], ports[0])) < 0)
 			goto out;
 	}
@@ -555,7 +558,8 @@ static int probe_ip(struct hostprobe *hp)
 	if ((err = load_ifaces(hp->root, &n)) < 0 || (err = load_routes(hp->root, &n)) < 0 ||
 	    (err = load_v4(hp->root, &n)) < 0)
 		goto out;
-	qsort_r(n.v4, n.nv4, sizeof(*n.v4), cmp_v4, &n);
+	if (n.nv4)
+		qsort_r(n.v4, n.nv4, sizeof(*n.v4), cmp_v4, &n);
 	for (k = 0; k < n.nv4 && !first.len; k++) {
 		struct in_addr ia = { htonl(n.v4[k].addr) };
 		char text[INET_ADDRSTRLEN];
