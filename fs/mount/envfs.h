@@ -1,4 +1,4 @@
-/* envfs: the running daemon, shared by the request handlers (ll_ops.c),
+/* envfs: the running daemon, shared by the request handlers (fs/ops/ll_*.c),
  * the reload thread (reload.c) and the command (cmd_mount.c). */
 #ifndef ENVFS_ENVFS_H
 #define ENVFS_ENVFS_H
@@ -33,7 +33,7 @@ struct envfs {
 	gid_t gid;
 	struct fuse_session *se;         /* set once mounted */
 	struct reloader *reloader;       /* owned */
-	/* Open write handles (ll_ops.c), so the truncate the kernel sends
+	/* Open write handles (ll_write.c), so the truncate the kernel sends
 	 * for an O_TRUNC open is applied to that open, not committed.
 	 * Guarded by wopen_lock. */
 	pthread_mutex_t wopen_lock;
@@ -41,7 +41,7 @@ struct envfs {
 	/* Every handle the kernel holds (open files and directories), so
 	 * those it never released are freed at exit (handles.h). */
 	struct handles handles;
-	/* -o ro fast path (ll_ops.c): set at init when the kernel can do
+	/* -o ro fast path (ll_ops.c, ll_read.c): set at init when the kernel can do
 	 * without OPEN / OPENDIR, which then get ENOSYS, so a warm `cat`
 	 * costs no request at all. */
 	bool zero_open;

@@ -1,0 +1,139 @@
+/* What a node of the tree shows in an epoch; see ll_internal.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+
+#include "ll_internal.h"
+#include "status.h"
+
+/* Finds what n is in e; -ENOENT when the epoch has no such path, -ESTALE
+ * when n is NULL (an inode the tree does not know, from tree_get). */
+int ll_resolve_node(const struct epoch *e, const struct node *n, struct target *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (!n)
+		return -ESTALE;
+	switch (n->kind) {
+	case NODE_ROOT:
+	case NODE_STATUS:
+	case NODE_DIAGNOSTICS:
+	case NODE_ENV:
+		return 0;
+	case NODE_BACKEND:
+		return epoch_has_backend(e, n->backend) ? 0 : -ENOENT;
+	case NODE_ARCH:
+	case NODE_VIEW:
+	case NODE_VAR:
+		if (!(t->dir = epoch_find_dir(e, n->backend, n->arch)))
+			return -ENOENT;
+		if (n->kind != NODE_VAR)
+			return 0;
+		t->var = snapshot_find(t->dir->snap, n->name, n->name_len);
+		return var_visible(t->var) ? 0 : -ENOENT;
+	}
+	return -ENOENT;
+}
+
+bool ll_is_dir(const struct node *n)
+{
+	return n->kind == NODE_ROOT || n->kind == NODE_ENV ||
+	       n->kind == NODE_BACKEND || n->kind == NODE_ARCH;
+}
+
+/* What a request that needs a directory answers for node n: -ESTALE for
+ * an inode the tree does not know, -ENOTDIR for a file, else 0. */
+int ll_need_dir(const struct node *n)
+{
+	return !n ? -ESTALE : !ll_is_dir(n) ? -ENOTDIR : 0;
+}
+
+/* The status bytes of epoch e with the counters: fresh (a getattr or
+ * lookup, whose size the kernel will trust) or the ones last sized, which
+ * a read without an open must serve so that size and bytes agree. */
+int ll_status_bytes(struct envfs *fs, struct epoch *e, bool fresh, struct blob **out)
+{
+	struct blob *b = NULL;
+	int err = 0;
+
+	pthread_mutex_lock(&fs->live_lock);
+	if (!fresh && fs->status_blob && fs->status_src == e->status) {
+		*out = blob_ref(fs->status_blob);
+		goto out;
+	}
+	if ((err = status_live(e, &b)) < 0)
+		goto out;
+	blob_unref(fs->status_blob);
+	blob_unref(fs->status_src);
+	fs->status_blob = b;
+	fs->status_src = blob_ref(e->status);
+	*out = blob_ref(b);
+out:
+	pthread_mutex_unlock(&fs->live_lock);
+	return err;
+}
+
+/* status changes with every request counted, so its size is never cached
+ * (the kernel then drops its pages whenever the size moved). */
+double ll_attr_timeout(const struct envfs *fs, const struct node *n)
+{
+	return n->kind == NODE_STATUS ? 0 : fs->opts->attr_timeout;
+}
+
+int ll_fill_attr(struct envfs *fs, struct epoch *e, const struct node *n,
+		     const struct target *t, struct stat *st)
+{
+	struct blob *b = NULL;
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	st->st_ino = n->ino;
+	st->st_uid = fs->uid;
+	st->st_gid = fs->gid;
+	st->st_blksize = 4096;
+	/* Files under env/ change only when the generation grows. */
+	st->st_mtim = st->st_ctim = st->st_atim = e->changed;
+	if (ll_is_dir(n)) {
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2;
+		return 0;
+	}
+	st->st_nlink = 1;
+	switch (n->kind) {
+	case NODE_STATUS:
+		if ((err = ll_status_bytes(fs, e, true, &b)) < 0)
+			return err;
+		st->st_mode = S_IFREG | 0444;
+		st->st_size = b->len;
+		st->st_mtim = st->st_ctim = st->st_atim = e->loaded;
+		blob_unref(b);
+		break;
+	case NODE_DIAGNOSTICS:
+		st->st_mode = S_IFREG | 0444;
+		st->st_size = e->diagnostics->len;
+		st->st_mtim = st->st_ctim = st->st_atim = e->loaded;
+		break;
+	case NODE_VAR:
+		st->st_mode = S_IFREG | (t->var->secret ? 0600 : 0644);
+		st->st_size = t->var->value_len + 1;
+		break;
+	case NODE_VIEW: {
+		const struct view_meta *m;
+
+		/* The size alone: a large view is not kept rendered. */
+		if ((err = epoch_view_meta(t->dir, n->view, &m)) < 0)
+			return err;
+		st->st_mode = S_IFREG | (view_is_secret(t->dir->snap, n->view) ? 0600 : 0444);
+		st->st_size = m->len;
+		break;
+	}
+	default:
+		break;
+	}
+	st->st_blocks = (st->st_size + 511) / 512;
+	return 0;
+}
