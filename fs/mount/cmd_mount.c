@@ -22,6 +22,7 @@
 #include "envfs.h"
 #include "ll_ops.h"
 #include "memory.h"
+#include "procfd.h"
 #include "reload.h"
 #include "statefile.h"
 
@@ -141,6 +142,9 @@ int cmd_mount(int argc, char **argv)
 		goto out;
 	mounted = true;
 	fs.se = se;
+	/* Unknown, a bare truncation is committed at its first close. */
+	if (procfd_mount_dev(mo.mountpoint, &fs.dev) < 0)
+		fs.dev = 0;
 	/* The shell gets its prompt back only once the threads run: a start
 	 * that fails before then exits 2 with its reasons on the terminal. */
 	if ((res = envfs_daemonize_begin(mo.foreground, &ready)) < 0) {

@@ -31,6 +31,9 @@ struct envfs {
 	struct world *world;             /* last good inputs; owned */
 	uid_t uid;                       /* owner of every file */
 	gid_t gid;
+	/* The mount's device, to find the mount's files among a process's
+	 * descriptors (procfd.h); 0 when /proc did not say. */
+	dev_t dev;
 	struct fuse_session *se;         /* set once mounted */
 	struct reloader *reloader;       /* owned */
 	/* Open write handles (ll_write.c), so the truncate the kernel sends

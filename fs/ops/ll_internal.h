@@ -78,6 +78,7 @@ struct open_file {
 	struct timespec mtime;           /* of the epoch it was opened in */
 	struct wbuf *w;                  /* write opens only; owned */
 	pid_t pid;                       /* write opens: who opened */
+	int accmode;                     /* write opens: O_WRONLY or O_RDWR */
 	struct open_file *wnext, *wprev; /* in fs->wopens while open */
 };
 
@@ -121,8 +122,9 @@ void ll_wopen_del(struct envfs *fs, struct open_file *of);
 /* A write open's own attributes; false (st untouched) for a read open. */
 bool ll_fill_attr_write(struct envfs *fs, const struct node *n,
 			struct open_file *of, struct stat *st);
-/* Commits what the open wrote; last: from RELEASE. */
-int ll_wbuf_commit(struct envfs *fs, struct open_file *of, bool last);
+/* Commits what the open wrote: from FLUSH, closer is the process whose
+ * close() it is; from RELEASE (the last close), last is true. */
+int ll_wbuf_commit(struct envfs *fs, struct open_file *of, bool last, pid_t closer);
 
 /* ---- the handlers (envfs_ll_ops in ll_ops.c) --------------------------- */
 

@@ -220,9 +220,11 @@ void envfs_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
 
 	counters_inc_ino(OP_RELEASE, ino);
-	/* FLUSH has committed what was written; what is left is an O_TRUNC
-	 * with nothing written (see ll_wbuf_commit). No caller is left to tell
-	 * of a failure, so the daemon's stderr is. */
+	/* FLUSH has committed what was written, truncations included; what
+	 * can be left is a truncation whose FLUSH came while /proc still
+	 * showed its closer holding a descriptor of the open, one the closer
+	 * then handed over (a descriptor passed to another process). No
+	 * caller is left to tell of a failure, so the daemon's stderr is. */
 	if (of)
 		handles_del(&fs_of(req)->handles, &of->h);
 	if (of && of->w) {
@@ -230,7 +232,7 @@ void envfs_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 		ll_wopen_del(fs_of(req), of);
 		/* EINVAL and EFBIG were the writer's answer at write(). */
-		err = ll_wbuf_commit(fs_of(req), of, true);
+		err = ll_wbuf_commit(fs_of(req), of, true, 0);
 		if (err < 0 && err != -EINVAL && err != -EFBIG)
 			fprintf(stderr, "primus-envfs: a truncation committed at close failed: %s\n",
 				strerror(-err));

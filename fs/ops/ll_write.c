@@ -12,6 +12,7 @@
 #include "commit.h"
 #include "counters.h"
 #include "ll_internal.h"
+#include "procfd.h"
 #include "reload.h"
 #include "statefile.h"
 
@@ -71,6 +72,7 @@ int ll_open_for_write(struct envfs *fs, fuse_req_t req, struct epoch *e,
 		goto out;
 	pthread_mutex_init(&of->w->lock, NULL);
 	of->w->append = flags & O_APPEND;
+	of->accmode = flags & O_ACCMODE;
 	if (flags & O_TRUNC)
 		of->w->dirty = !created;
 	else if (!created && (err = sb_add(&of->w->buf, of->blob->data, of->blob->len)) < 0)
@@ -192,13 +194,22 @@ static int wbuf_truncate(struct wbuf *w, off_t size)
 	return 0;
 }
 
+/* True when closer still holds another descriptor of of's open, so this
+ * FLUSH is not the close that ends the writer's work (procfd.h). When
+ * /proc cannot tell, false: the truncation is committed now. */
+static bool closer_keeps_open(struct envfs *fs, const struct open_file *of, pid_t closer)
+{
+	return fs->dev && procfd_holds(closer, fs->dev, of->node->ino, of->accmode) == 1;
+}
+
 /* Commits what the open wrote, if anything changed: the bytes minus one
- * trailing newline become the override. FLUSH comes with every close()
- * of any descriptor of the open, and a shell's `> FILE` closes one right
- * after opening (dup2 onto stdout): an O_TRUNC with nothing written yet
- * is therefore committed only at the last close (release), never as an
- * empty value in passing. */
-int ll_wbuf_commit(struct envfs *fs, struct open_file *of, bool last)
+ * trailing newline become the override, before close() returns (SPEC 7,
+ * issue 14.1). FLUSH comes with every close() of any descriptor of the
+ * open, and a shell's `> FILE` closes one right after opening (dup2 onto
+ * stdout): an O_TRUNC with nothing written yet is committed at the close
+ * of the closer's last descriptor of the open, never as an empty value
+ * in passing. */
+int ll_wbuf_commit(struct envfs *fs, struct open_file *of, bool last, pid_t closer)
 {
 	struct inval_list l = INVAL_LIST_INIT;
 	const struct node *n = of->node;
@@ -211,7 +222,7 @@ int ll_wbuf_commit(struct envfs *fs, struct open_file *of, bool last)
 		err = w->failed;
 		goto out;
 	}
-	if (!w->dirty || (!last && !w->written))
+	if (!w->dirty || (!last && !w->written && closer_keeps_open(fs, of, closer)))
 		goto out;
 	/* One attempt: a failure is reported to this close(), not retried. */
 	w->dirty = w->written = false;
@@ -269,7 +280,7 @@ void envfs_ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	if (of && of->w)
-		err = ll_wbuf_commit(fs, of, false);
+		err = ll_wbuf_commit(fs, of, false, fuse_req_ctx(req)->pid);
 	reply_err(req, err);
 }
 
