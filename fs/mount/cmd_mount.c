@@ -24,6 +24,7 @@
 #include "memory.h"
 #include "procfd.h"
 #include "reload.h"
+#include "state_lock.h"
 #include "statefile.h"
 
 #define FUSE_SUPER_MAGIC 0x65735546
@@ -67,7 +68,7 @@ static int load_state(struct envfs *fs)
 {
 	struct diag_list d = DIAG_LIST_INIT;
 	struct strbuf sb = STRBUF_INIT;
-	const char *path = fs->opts->ci.state;
+	const char *path = fs->state_path;
 	size_t i;
 	int err = 0;
 
@@ -101,6 +102,7 @@ static int daemon_ready(void *arg)
 
 int cmd_mount(int argc, char **argv)
 {
+	struct state_lock slock = { .path = NULL, .fd = -1 };
 	struct mount_opts mo;
 	struct envfs fs;
 	struct fuse_session *se = NULL;
@@ -118,6 +120,10 @@ int cmd_mount(int argc, char **argv)
 	    check_mountpoint(mo.mountpoint) < 0)
 		goto out;
 	fs.opts = &mo;
+	/* Before anything is read: one daemon per state file. */
+	if (mo.ci.state && state_lock_take(mo.ci.state, &slock) < 0)
+		goto out;
+	fs.state_path = slock.path;
 	fs.uid = getuid();
 	fs.gid = getgid();
 	if (tree_new(&fs.tree) < 0) {
@@ -151,6 +157,8 @@ int cmd_mount(int argc, char **argv)
 		fprintf(stderr, "primus-envfs: cannot daemonize: %s\n", strerror(-res));
 		goto out;
 	}
+	/* The daemon is the forked child now: the lock names it. */
+	state_lock_note_pid(&slock);
 	if (reloader_start(fs.reloader) < 0)
 		goto out;
 	res = loop_run(se, &(struct loop_opts){
@@ -188,6 +196,7 @@ out:
 	pthread_mutex_destroy(&fs.publish_lock);
 	pthread_mutex_destroy(&fs.wopen_lock);
 	pthread_mutex_destroy(&fs.live_lock);
+	state_lock_release(&slock);
 	mount_opts_release(&mo);
 	return ret;
 }

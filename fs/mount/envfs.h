@@ -18,6 +18,9 @@ struct reloader;
 
 struct envfs {
 	const struct mount_opts *opts;   /* borrowed from cmd_mount */
+	/* --state resolved once at start (state_lock.h), or NULL; borrowed
+	 * from cmd_mount. */
+	const char *state_path;
 	struct tree *tree;               /* owned */
 	struct epoch_slot state;              /* the published epoch */
 	/* Per-run overrides (issue 5 writes them); every load passes them to

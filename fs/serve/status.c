@@ -38,7 +38,13 @@ int status_render(struct envfs *fs, const struct epoch *e,
 	for (i = 0; i < ci->in.ninherit; i++)
 		if ((err = sb_addf(out, "inherit: %s\n", ci->in.inherit[i])) < 0)
 			goto out;
-	if ((err = sb_addf(out, "state: %s\n", ci->state ? ci->state : "none")) < 0 ||
+	if (!ci->state)
+		err = sb_adds(out, "state: none\n");
+	else if (fs->state_path && strcmp(fs->state_path, ci->state))
+		err = sb_addf(out, "state: %s -> %s\n", ci->state, fs->state_path);
+	else
+		err = sb_addf(out, "state: %s\n", ci->state);
+	if (err < 0 ||
 	    (err = sb_addf(out, "mount: %s\n", fs->opts->ro ? "ro" : "rw")) < 0 ||
 	    (err = sb_addf(out, "generation: %llu\n",
 			   (unsigned long long)e->generation)) < 0 ||

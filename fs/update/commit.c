@@ -120,7 +120,7 @@ out:
 static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 		 const char *arch, struct change *ch, size_t nch, struct inval_list *inval)
 {
-	const char *state = fs->opts->ci.state;
+	const char *state = fs->state_path;
 	struct snapshot *snap = NULL;
 	struct epoch *next = NULL, *old;
 	size_t applied = 0, i;

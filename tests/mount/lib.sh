@@ -23,6 +23,9 @@ PID=""                 # the daemon of the current mount
 NMOUNT=0
 DAEMON_ERR=""          # its stderr
 ERR_FILES=()           # every daemon's stderr, checked at exit
+# Other mount points a test uses (a second daemon, a refused start); the
+# EXIT trap unmounts them too.
+EXTRA_MNTS=()
 # Extended regex of daemon stderr lines a test expects (none by default).
 ENVFS_STDERR_ALLOW=${ENVFS_STDERR_ALLOW:-}
 
@@ -60,9 +63,11 @@ check_daemon_stderr() {
 cleanup() {
 	local rc=$? f
 	set +e
-	if mountpoint -q "$MNT" 2>/dev/null; then
-		fusermount3 -u "$MNT" 2>/dev/null || fusermount3 -uz "$MNT" 2>/dev/null
-	fi
+	for f in "$MNT" "${EXTRA_MNTS[@]}"; do
+		if mountpoint -q "$f" 2>/dev/null; then
+			fusermount3 -u "$f" 2>/dev/null || fusermount3 -uz "$f" 2>/dev/null
+		fi
+	done
 	if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
 		kill -TERM "$PID" 2>/dev/null
 		sleep 0.2
