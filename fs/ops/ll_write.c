@@ -212,7 +212,7 @@ static bool closer_keeps_open(struct envfs *fs, const struct open_file *of, pid_
 int ll_wbuf_commit(struct envfs *fs, struct open_file *of, bool last, pid_t closer)
 {
 	struct inval_list l = INVAL_LIST_INIT;
-	const struct node *n = of->node;
+	const struct node *n;
 	struct wbuf *w = of->w;
 	size_t len;
 	int err = 0;
@@ -226,6 +226,10 @@ int ll_wbuf_commit(struct envfs *fs, struct open_file *of, bool last, pid_t clos
 		goto out;
 	/* One attempt: a failure is reported to this close(), not retried. */
 	w->dirty = w->written = false;
+	/* The data follows the inode: to its name after a rename, nowhere
+	 * once it was unlinked (issue 14.5). */
+	if (!(n = tree_named(fs->tree, of->node->ino)))
+		goto out;
 	len = w->buf.len;
 	if (len && w->buf.buf[len - 1] == '\n')
 		len--;
@@ -472,7 +476,9 @@ void envfs_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		err = -EACCES;
 	else {
 		mark_changed(fs, parent, name);
-		err = commit_remove(fs, p->backend, p->arch, name, &l);
+		/* An open of the old inode must not bring the name back. */
+		if ((err = commit_remove(fs, p->backend, p->arch, name, &l)) == 0)
+			tree_unlink(fs->tree, parent, name);
 	}
 	/* The kernel drops the name itself; the rest (views, derived
 	 * values) is sent once it lets go of the directory. */

@@ -274,6 +274,28 @@ out:
 	return err;
 }
 
+void tree_unlink(struct tree *t, fuse_ino_t parent, const char *name)
+{
+	struct node *n;
+
+	pthread_mutex_lock(&t->lock);
+	if ((n = find_locked(t, parent, name, strlen(name))))
+		unhash_locked(t, n);
+	pthread_mutex_unlock(&t->lock);
+}
+
+struct node *tree_named(struct tree *t, fuse_ino_t ino)
+{
+	struct node *n = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	if (ino < t->nino && (n = t->by_ino[ino]) &&
+	    find_locked(t, n->parent, n->name, n->name_len) != n)
+		n = NULL;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
 void tree_lookup_add(struct tree *t, struct node *node, uint64_t n)
 {
 	/* By number: a node replaced by a rename counts on its successor. */

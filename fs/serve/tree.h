@@ -80,6 +80,15 @@ int tree_intern(struct tree *t, struct node *parent, const char *name,
  * stay valid and keep describing the path they were found by. Returns 0
  * (also when from was never named) or -ENOMEM. */
 int tree_rename(struct tree *t, fuse_ino_t parent, const char *from, const char *to);
+/* An unlink the kernel has been told succeeded: parent/name no longer
+ * names its inode (a later lookup or create of the name gets a new
+ * number), while the kernel may keep the inode itself, unlinked, for the
+ * descriptors still open on it. No-op when the name was never named. */
+void tree_unlink(struct tree *t, fuse_ino_t parent, const char *name);
+/* The node ino is now (after renames), or NULL when it has no name any
+ * more (unlinked, or another file was moved over it): where an open of
+ * the inode commits (issue 14.5). Borrowed. */
+struct node *tree_named(struct tree *t, fuse_ino_t ino);
 /* Counts n kernel references to node (a successful lookup reply). */
 void tree_lookup_add(struct tree *t, struct node *node, uint64_t n);
 /* The kernel dropped n references to ino (FORGET). */
