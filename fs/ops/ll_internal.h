@@ -47,7 +47,7 @@ struct target {
 
 static inline bool var_visible(const struct snap_var *v)
 {
-	return v && v->set && !v->view_name;
+	return epoch_var_visible(v);
 }
 
 /* Finds what n is in e; -ENOENT when the epoch has no such path, -ESTALE

@@ -1,5 +1,6 @@
 /* Published epochs; see epoch.h. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -148,6 +149,20 @@ void epoch_unref(struct epoch *e)
 	blob_unref(e->diagnostics);
 	free(e->last_error);
 	free(e);
+}
+
+bool epoch_var_visible(const struct snap_var *v)
+{
+	int k;
+
+	if (!v || !v->set || v->view_name || !v->name_len || v->name_len > NAME_MAX ||
+	    memchr(v->name, '/', v->name_len) || memchr(v->name, '\0', v->name_len) ||
+	    !strcmp(v->name, ".") || !strcmp(v->name, ".."))
+		return false;
+	for (k = 0; k < VIEW_COUNT; k++)
+		if (!strcmp(v->name, view_file_name(k)))
+			return false;
+	return true;
 }
 
 static int dir_cmp(const struct snapshot *s, const char *backend, const char *arch)

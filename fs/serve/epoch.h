@@ -86,6 +86,13 @@ int epoch_with_dir(const struct epoch *src, struct snapshot *snap, struct epoch 
 struct epoch *epoch_ref(struct epoch *e);
 void epoch_unref(struct epoch *e);
 
+/* True when v has a file in its directory: set, and named so that a
+ * directory can hold it. A name with a '/', "." or "..", an empty one, one
+ * longer than NAME_MAX and one named like a view is reachable through the
+ * views only (issue 14.10): the kernel refuses a listing that holds such
+ * a name with EIO, and "." or ".." would shadow the dot entries. */
+bool epoch_var_visible(const struct snap_var *v);
+
 /* Borrowed directory, or NULL. */
 struct epoch_dir *epoch_find_dir(const struct epoch *e, const char *backend,
 				 const char *arch);

@@ -189,7 +189,7 @@ out:
 
 static bool visible(const struct snap_var *v)
 {
-	return v && v->set && !v->view_name;
+	return epoch_var_visible(v);
 }
 
 /* The current epoch (a reference) and name's visible variable in

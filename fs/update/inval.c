@@ -83,7 +83,7 @@ static int name_changed(struct envfs *fs, struct inval_list *l,
 
 static bool visible(const struct snap_var *v)
 {
-	return v && v->set && !v->view_name;
+	return epoch_var_visible(v);
 }
 
 static bool same_file(const struct snap_var *a, const struct snap_var *b)
