@@ -173,8 +173,20 @@ out:
 	/* Not ready after all: the parent, waiting, exits 2. */
 	if (ready >= 0)
 		close(ready);
-	/* The reload thread sends notifications on se: stop it first. */
-	reloader_free(fs.reloader);
+	/* The reload thread sends notifications on se: stop it first. One
+	 * stuck on an input that never answers must not keep the daemon
+	 * alive (SIGTERM ends it within 2 s): unmount and leave, freeing
+	 * nothing that thread may still touch. */
+	if (reloader_free(fs.reloader) < 0) {
+		fprintf(stderr, "primus-envfs: the reload thread did not stop within %d ms "
+			"(an input that does not answer?); exiting without it\n", RELOAD_STOP_MS);
+		if (mounted)
+			fuse_session_unmount(se);
+		/* Not exit(): the sanitizers' exit-time checks stop every
+		 * thread first, and that one cannot be stopped. */
+		fflush(NULL);
+		_exit(ret);
+	}
 	if (mounted)
 		fuse_session_unmount(se);
 	if (handlers)

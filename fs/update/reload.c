@@ -73,15 +73,24 @@ static int first_error(const struct diag_list *d, char **out)
 	return err;
 }
 
-/* Reads and resolves every input. Returns 0, or the load's negative errno
- * with ld->diags and ld->error saying why. -ENOMEM is the only failure
- * that leaves ld->error unset. */
-static int load_inputs(struct envfs *fs, struct load *ld)
+/* Reads every input into ld->world: the part of a load that may wait on
+ * the disk (or on a file server that does not answer), so it never runs
+ * under publish_lock, where it would hold up every write. Only the
+ * reload thread (and the start) replaces fs->world, so reading it here
+ * needs no lock. */
+static int read_inputs(struct envfs *fs, struct load *ld)
+{
+	return world_load_from(&fs->opts->ci.in, fs->world, &ld->world);
+}
+
+/* Resolves what read_inputs returned (err). Returns 0, or the load's
+ * negative errno with ld->diags and ld->error saying why. -ENOMEM is the
+ * only failure that leaves ld->error unset. */
+static int resolve_inputs(struct envfs *fs, struct load *ld, int err)
 {
 	struct resolution *res = NULL;
-	int err, e2;
+	int e2;
 
-	err = world_load_from(&fs->opts->ci.in, fs->world, &ld->world);
 	if (err == 0) {
 		pthread_mutex_lock(&fs->ov_lock);
 		err = resolve_all(ld->world, &fs->ov, &res);
@@ -132,7 +141,7 @@ int envfs_load_initial(struct envfs *fs)
 	size_t i;
 	int err;
 
-	if ((err = load_inputs(fs, &ld)) < 0) {
+	if ((err = resolve_inputs(fs, &ld, read_inputs(fs, &ld))) < 0) {
 		struct strbuf sb = STRBUF_INIT;
 
 		/* At start there is no last good resolution to keep serving. */
@@ -171,9 +180,10 @@ int envfs_reload(struct envfs *fs)
 	bool send = false;
 	int err, lerr;
 
+	lerr = read_inputs(fs, &ld);
 	pthread_mutex_lock(&fs->publish_lock);
 	prev = epoch_current(&fs->state);
-	lerr = load_inputs(fs, &ld);
+	lerr = resolve_inputs(fs, &ld, lerr);
 	if (lerr == -ENOMEM && !ld.error) {
 		err = lerr;
 		goto out;
@@ -532,16 +542,25 @@ int reloader_queue_wait(struct reloader *r, struct inval_list *l, int max_ms)
 	return rc ? -rc : 0;
 }
 
-void reloader_free(struct reloader *r)
+int reloader_free(struct reloader *r)
 {
+	struct timespec until;
 	size_t i;
 
 	if (!r)
-		return;
+		return 0;
 	if (r->started) {
 		atomic_store(&r->stop, true);
 		wake(r);
-		pthread_join(r->thread, NULL);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += RELOAD_STOP_MS / 1000;
+		until.tv_nsec += (long)(RELOAD_STOP_MS % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if (pthread_timedjoin_np(r->thread, NULL, &until) != 0)
+			return -ETIMEDOUT;
 	}
 	if (r->ifd >= 0)
 		close(r->ifd);
@@ -554,4 +573,5 @@ void reloader_free(struct reloader *r)
 	pthread_cond_destroy(&r->sent_cond);
 	pthread_mutex_destroy(&r->qlock);
 	free(r);
+	return 0;
 }

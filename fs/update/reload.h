@@ -46,7 +46,15 @@ int reloader_queue(struct reloader *r, struct inval_list *l);
  * wait on: no request in flight of its own but FLUSH. Returns 0, or
  * -ETIMEDOUT (they are still sent later). */
 int reloader_queue_wait(struct reloader *r, struct inval_list *l, int max_ms);
-/* Stops and joins the thread (if started) and frees r. NULL is a no-op. */
-void reloader_free(struct reloader *r);
+/* How long reloader_free waits for the thread: SIGTERM must end the
+ * daemon within 2 s (SPEC 8), whatever an input does. */
+#define RELOAD_STOP_MS 1000
+
+/* Stops and joins the thread (if started) and frees r; NULL is a no-op.
+ * -ETIMEDOUT when the thread did not stop within RELOAD_STOP_MS (stuck
+ * reading an input that never answers, such as a hung file server):
+ * then r and everything the thread uses (the envfs, its session) must be
+ * left alone, and the process should end. Else 0. */
+int reloader_free(struct reloader *r);
 
 #endif

@@ -63,6 +63,10 @@ check_daemon_stderr() {
 cleanup() {
 	local rc=$? f
 	set +e
+	# A test's own teardown first (a stopped daemon to continue, ...).
+	if [ "$(type -t test_cleanup)" = function ]; then
+		test_cleanup
+	fi
 	for f in "$MNT" "${EXTRA_MNTS[@]}"; do
 		if mountpoint -q "$f" 2>/dev/null; then
 			fusermount3 -u "$f" 2>/dev/null || fusermount3 -uz "$f" 2>/dev/null

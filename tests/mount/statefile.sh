@@ -83,7 +83,11 @@ envfs_mount "${IN[@]}" --state "$TMP/link.state.yaml"
 envfs_umount
 
 # ---- not a regular file, no directory ----
-refused "a character device" /dev/null "not a regular file \\(a character device\\)"
+# A device of our own: were it accepted, a save would replace it, and
+# /dev/null is the whole machine's.
+mknod "$TMP/chardev" c 1 3
+refused "a character device" "$TMP/chardev" "not a regular file \\(a character device\\)"
+[ -c "$TMP/chardev" ] || fail "the device was replaced"
 mkfifo "$TMP/fifo.yaml"
 refused "a FIFO" "$TMP/fifo.yaml" "not a regular file \\(a FIFO\\)"
 ln -s "$TMP/fifo.yaml" "$TMP/fifo-link.yaml"
