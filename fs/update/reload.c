@@ -1,6 +1,5 @@
 /* Loading inputs and watching them; see reload.h. */
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -11,9 +10,11 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "chain.h"
 #include "memory.h"
 #include "reload.h"
 #include "status.h"
@@ -260,53 +261,105 @@ struct reloader {
 #define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | \
 		    IN_DELETE | IN_MODIFY)
 
-/* Watches the directory holding path (or path itself when is_dir) and
- * remembers which names in it matter. */
-static int add_watch(struct reloader *r, const char *path, bool is_dir)
+/* Watches dir for name (NULL: any *.yaml) in the set being built. */
+static int watch_name(struct reloader *r, const char *dir, const char *name)
 {
-	char *dcopy = NULL, *bcopy = NULL;
-	const char *dir, *base = NULL;
 	struct watch *v;
-	int wd, err = 0;
+	int wd;
 
-	if (is_dir) {
-		dir = path;
-	} else {
-		if (!(dcopy = strdup(path)) || !(bcopy = strdup(path))) {
-			err = -ENOMEM;
-			goto out;
-		}
-		dir = dirname(dcopy);
-		base = basename(bcopy);
-	}
 	if ((wd = inotify_add_watch(r->ifd, dir, WATCH_MASK)) < 0) {
-		err = -errno;
+		/* A directory that went away meanwhile: the change that removed
+		 * it is being reloaded, and the next set is computed after. */
+		if (r->started && (errno == ENOENT || errno == ENOTDIR))
+			return 0;
 		fprintf(stderr, "primus-envfs: cannot watch %s: %s\n", dir, strerror(errno));
-		goto out;
+		return -errno;
 	}
-	if (!(v = realloc(r->w, (r->nw + 1) * sizeof(*v)))) {
-		err = -ENOMEM;
-		goto out;
-	}
+	if (!(v = realloc(r->w, (r->nw + 1) * sizeof(*v))))
+		return -ENOMEM;
 	r->w = v;
 	v[r->nw].wd = wd;
 	v[r->nw].name = NULL;
-	if (base && !(v[r->nw].name = strdup(base))) {
-		err = -ENOMEM;
-		goto out;
-	}
+	if (name && !(v[r->nw].name = strdup(name)))
+		return -ENOMEM;
 	r->nw++;
+	return 0;
+}
+
+static int watch_link(const char *dir, const char *name, void *arg)
+{
+	return watch_name(arg, dir, name);
+}
+
+/* Every name a spec file in the specs directory depends on, beyond the
+ * directory itself (a ConfigMap of specs: maxtext.yaml -> ..data/...). */
+static int watch_spec_links(struct reloader *r, const char *dir)
+{
+	struct strbuf path = STRBUF_INIT;
+	char **names = NULL;
+	size_t n = 0, k;
+	struct stat st;
+	int err = 0;
+
+	if (spec_dir_list(dir, &names, &n, NULL) < 0)
+		return 0;       /* the load reports an unreadable directory */
+	for (k = 0; k < n; k++) {
+		sb_reset(&path);
+		if (err == 0 && (err = sb_addf(&path, "%s/%s", dir, names[k])) == 0 &&
+		    lstat(sb_str(&path), &st) == 0 && S_ISLNK(st.st_mode))
+			err = chain_walk(sb_str(&path), watch_link, r);
+		free(names[k]);
+	}
+	free(names);
+	sb_release(&path);
+	return err;
+}
+
+static bool wd_in(const struct watch *w, size_t n, int wd)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (w[i].wd == wd)
+			return true;
+	return false;
+}
+
+/* Computes the watches again: the specs directory (any *.yaml), and the
+ * whole chain of every input path, symlinks included (chain.h), since a
+ * reload may follow from a change of the chain itself. Watches of
+ * directories no longer in any chain are removed. */
+static int rebuild_watches(struct reloader *r)
+{
+	const struct envfs_inputs *in = &r->fs->opts->ci.in;
+	struct watch *old = r->w;
+	size_t nold = r->nw, i;
+	int err;
+
+	r->w = NULL;
+	r->nw = 0;
+	if ((err = watch_name(r, in->specs_dir, NULL)) < 0 ||
+	    (err = chain_walk(in->specs_dir, watch_link, r)) < 0 ||
+	    (err = watch_spec_links(r, in->specs_dir)) < 0)
+		goto out;
+	if (in->config && (err = chain_walk(in->config, watch_link, r)) < 0)
+		goto out;
+	for (i = 0; i < in->ninherit; i++)
+		if ((err = chain_walk(in->inherit[i], watch_link, r)) < 0)
+			goto out;
 out:
-	free(dcopy);
-	free(bcopy);
+	for (i = 0; i < nold; i++) {
+		if (!wd_in(r->w, r->nw, old[i].wd) && !wd_in(old, i, old[i].wd))
+			inotify_rm_watch(r->ifd, old[i].wd);
+		free(old[i].name);
+	}
+	free(old);
 	return err;
 }
 
 int reloader_new(struct envfs *fs, struct reloader **out)
 {
-	const struct envfs_inputs *in = &fs->opts->ci.in;
 	struct reloader *r = calloc(1, sizeof(*r));
-	size_t i;
 	int err;
 
 	if (!r)
@@ -322,13 +375,8 @@ int reloader_new(struct envfs *fs, struct reloader **out)
 		fprintf(stderr, "primus-envfs: cannot watch the inputs: %s\n", strerror(errno));
 		goto out;
 	}
-	if ((err = add_watch(r, in->specs_dir, true)) < 0)
+	if ((err = rebuild_watches(r)) < 0)
 		goto out;
-	if (in->config && (err = add_watch(r, in->config, false)) < 0)
-		goto out;
-	for (i = 0; i < in->ninherit; i++)
-		if ((err = add_watch(r, in->inherit[i], false)) < 0)
-			goto out;
 	*out = r;
 	r = NULL;
 out:
@@ -455,8 +503,12 @@ static void *reloader_main(void *arg)
 		if (p[0].revents && drain_events(r) > 0) {
 			debounce(r);
 			/* A failed load is reported through status and
-			 * diagnostics; the thread goes on watching. */
+			 * diagnostics; the thread goes on watching, what
+			 * the inputs' paths lead to now. */
 			envfs_reload(r->fs);
+			if (rebuild_watches(r) < 0)
+				fprintf(stderr, "primus-envfs: the inputs are not all watched "
+					"any more\n");
 		}
 	}
 	return NULL;
