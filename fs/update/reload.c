@@ -116,6 +116,28 @@ static int resolve_inputs(struct envfs *fs, struct load *ld, int err)
 	return e2 < 0 ? e2 : err;
 }
 
+/* A load that ran out of memory, wherever: says so on stderr, and in
+ * status and diagnostics as far as memory permits (issue 14.11), in place
+ * of whatever the attempt produced. ld->error stays NULL only when even
+ * that failed. */
+static void load_out_of_memory(struct load *ld)
+{
+	static const char msg[] =
+		"out of memory loading the inputs; the last good resolution is still served";
+
+	fprintf(stderr, "primus-envfs: %s\n", msg);
+	world_free(ld->world);
+	ld->world = NULL;
+	epoch_unref(ld->epoch);
+	ld->epoch = NULL;
+	diag_list_release(&ld->diags);
+	free(ld->error);
+	ld->error = NULL;
+	if (diag_add(&ld->diags, DIAG_ERROR, NULL, 0, 0, "%s", msg) < 0 ||
+	    first_error(&ld->diags, &ld->error) < 0)
+		ld->error = NULL;
+}
+
 /* Fills e's status and diagnostics text. */
 static int render_texts(struct envfs *fs, struct epoch *e, const struct load *ld)
 {
@@ -185,6 +207,8 @@ int envfs_reload(struct envfs *fs)
 	pthread_mutex_lock(&fs->publish_lock);
 	prev = epoch_current(&fs->state);
 	lerr = resolve_inputs(fs, &ld, lerr);
+	if (lerr == -ENOMEM)
+		load_out_of_memory(&ld);
 	if (lerr == -ENOMEM && !ld.error) {
 		err = lerr;
 		goto out;
