@@ -141,6 +141,9 @@ int cmd_mount(int argc, char **argv)
 	 * leaves an ignored signal alone; SPEC 8 says SIGINT unmounts. */
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	/* A writer opening an input while the reload thread holds its
+	 * momentary read lease (reload.c) sends SIGIO, which would kill. */
+	signal(SIGIO, SIG_IGN);
 	if (fuse_set_signal_handlers(se) != 0)
 		goto out;
 	handlers = true;
@@ -202,6 +205,7 @@ out:
 	if (state_ready)
 		epoch_slot_release(&fs.state);
 	world_free(fs.world);
+	diag_list_release(&fs.trust);
 	override_set_release(&fs.ov);
 	tree_free(fs.tree);
 	pthread_mutex_destroy(&fs.ov_lock);

@@ -32,6 +32,11 @@ struct envfs {
 	 * another and the diff is always against the one being replaced. */
 	pthread_mutex_t publish_lock;
 	struct world *world;             /* last good inputs; owned */
+	/* Inputs another user can change, as the last load attempt found
+	 * them (inputs_trust.h), for status; under publish_lock. Found
+	 * while the inputs are read, never when status is rendered: a
+	 * commit must not wait on the inputs' filesystem. */
+	struct diag_list trust;
 	uid_t uid;                       /* owner of every file */
 	gid_t gid;
 	/* The mount's device, to find the mount's files among a process's

@@ -123,20 +123,21 @@ static enum dent_kind dir_entry(struct envfs *fs, const struct epoch *e, struct 
  * above all), which a plain `ls` should not cost; a stat of one looks it
  * up. The kernel treats such an entry like a plain readdir one. */
 static void dent_param(struct envfs *fs, struct epoch *cur, const struct dent *d,
-		       struct fuse_entry_param *ep)
+		       struct fuse_entry_param *ep, struct target *t)
 {
-	struct target t;
-
 	memset(ep, 0, sizeof(*ep));
+	memset(t, 0, sizeof(*t));
 	ep->attr.st_ino = d->ino;
 	ep->attr.st_mode = d->dir ? S_IFDIR : S_IFREG;
-	if (!d->node || d->node->kind == NODE_VIEW || ll_resolve_node(cur, d->node, &t) < 0 ||
-	    ll_fill_attr(fs, cur, d->node, &t, &ep->attr) < 0) {
+	if (!d->node || d->node->kind == NODE_VIEW ||
+	    ll_resolve_node(fs, cur, d->node, t) < 0 ||
+	    ll_fill_attr(fs, cur, d->node, t, &ep->attr) < 0) {
+		ll_target_release(fs, t);
 		ep->attr.st_ino = d->ino;
 		ep->attr.st_mode = d->dir ? S_IFDIR : S_IFREG;
 		return;
 	}
-	ep->ino = d->node->ino;
+	ll_target_entry(t, ep);
 	ep->attr_timeout = ll_attr_timeout(fs, d->node);
 	ep->entry_timeout = fs->opts->entry_timeout;
 }
@@ -149,17 +150,17 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
 	struct epoch *e = dh ? dh->epoch : cur;
 	struct node *p = tree_get(fs->tree, ino);
-	struct node **counted = NULL;  /* readdirplus: lookups to undo */
+	fuse_ino_t *counted = NULL;    /* readdirplus: lookups to undo */
 	size_t ncounted = 0, pos = 0, i, need;
 	char *buf = NULL;
-	struct target t;
+	struct target t = { 0 };
 	struct dent d;
 	enum dent_kind k;
 	int err;
 
 	if ((err = ll_need_dir(p)) < 0)
 		goto out;
-	if (off < 0 || (err = ll_resolve_node(e, p, &t)) < 0) {
+	if (off < 0 || (err = ll_resolve_node(fs, e, p, &t)) < 0) {
 		err = off < 0 ? -EINVAL : err;
 		goto out;
 	}
@@ -174,18 +175,20 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			continue;
 		if (plus) {
 			struct fuse_entry_param ep;
+			struct target et;
 
-			dent_param(fs, cur, &d, &ep);
+			dent_param(fs, cur, &d, &ep, &et);
 			need = fuse_add_direntry_plus(req, buf + pos, size - pos, d.name,
 						      &ep, (off_t)(i + 1));
-			if (need > size - pos)
-				break;
 			/* Each entry with attributes is a lookup to the
 			 * kernel: count it before the kernel can forget it. */
-			if (ep.ino) {
-				tree_lookup_add(fs->tree, d.node, 1);
-				counted[ncounted++] = d.node;
+			if (need <= size - pos && ep.ino) {
+				ll_target_count(fs, d.node, &et);
+				counted[ncounted++] = ep.ino;
 			}
+			ll_target_release(fs, &et);
+			if (need > size - pos)
+				break;
 		} else {
 			struct stat st = { .st_ino = d.ino,
 					   .st_mode = d.dir ? S_IFDIR : S_IFREG };
@@ -201,13 +204,14 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		goto out;
 	if (fuse_reply_buf(req, buf, pos) != 0)
 		for (i = 0; i < ncounted; i++)
-			tree_forget(fs->tree, counted[i]->ino, 1);
+			tree_forget(fs->tree, counted[i], 1);
 	goto leave;
 out:
 	for (i = 0; i < ncounted; i++)
-		tree_forget(fs->tree, counted[i]->ino, 1);
+		tree_forget(fs->tree, counted[i], 1);
 	reply_err(req, err);
 leave:
+	ll_target_release(fs, &t);
 	free(counted);
 	free(buf);
 	epoch_leave(cur);
@@ -219,7 +223,7 @@ void envfs_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct epoch *e = epoch_enter(&fs->state);
 	struct node *n = tree_get(fs->tree, ino);
 	struct dir_handle *dh;
-	struct target t;
+	struct target t = { 0 };
 	int err;
 
 	counters_inc(OP_OPENDIR);
@@ -227,7 +231,7 @@ void envfs_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		err = -ENOSYS;     /* see envfs_ll_init */
 		goto out;
 	}
-	if ((err = ll_need_dir(n)) < 0 || (err = ll_resolve_node(e, n, &t)) < 0)
+	if ((err = ll_need_dir(n)) < 0 || (err = ll_resolve_node(fs, e, n, &t)) < 0)
 		goto out;
 	/* The listing is this epoch's; the kernel may keep what it cached of
 	 * it across opens, since a reload that changes it invalidates the
@@ -250,6 +254,7 @@ void envfs_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 out:
 	reply_err(req, err);
 leave:
+	ll_target_release(fs, &t);
 	epoch_leave(e);
 }
 

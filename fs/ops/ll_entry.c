@@ -48,7 +48,7 @@ void envfs_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct epoch *e = epoch_enter(&fs->state);
 	struct fuse_entry_param ep;
 	struct node *p, *n = NULL;
-	struct target t;
+	struct target t = { 0 };
 	enum node_kind kind;
 	enum view_kind view;
 	size_t len = strlen(name);
@@ -75,7 +75,7 @@ void envfs_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		if (err == 0)
 			err = tree_intern(fs->tree, p, name, len, kind, view, &n);
 	}
-	if (err == 0 && (err = ll_resolve_node(e, n, &t)) == 0)
+	if (err == 0 && (err = ll_resolve_node(fs, e, n, &t)) == 0)
 		err = ll_fill_attr(fs, e, n, &t, &ep.attr);
 	if (err == -ENOENT) {
 		/* A negative entry, cached like a positive one; a reload that
@@ -87,17 +87,18 @@ void envfs_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	if (err < 0)
 		goto out;
-	ep.ino = n->ino;
+	ll_target_entry(&t, &ep);
 	ep.attr_timeout = ll_attr_timeout(fs, n);
 	ep.entry_timeout = fs->opts->entry_timeout;
 	/* Count the reference before the kernel can forget it. */
-	tree_lookup_add(fs->tree, n, 1);
+	ll_target_count(fs, n, &t);
 	if (fuse_reply_entry(req, &ep) != 0)
-		tree_forget(fs->tree, n->ino, 1);
+		tree_forget(fs->tree, t.ino, 1);
 	goto leave;
 out:
 	reply_err(req, err);
 leave:
+	ll_target_release(fs, &t);
 	epoch_leave(e);
 }
 
@@ -125,7 +126,7 @@ void envfs_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct envfs *fs = fs_of(req);
 	struct epoch *e = epoch_enter(&fs->state);
 	struct node *n = tree_get(fs->tree, ino);
-	struct target t;
+	struct target t = { 0 };
 	struct stat st;
 	int err;
 
@@ -142,7 +143,7 @@ void envfs_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		goto leave;
 	}
 	if (fi && fi->fh && !ll_is_dir(n) &&
-	    ll_open_file_stale(e, (struct open_file *)(uintptr_t)fi->fh)) {
+	    ll_open_file_stale(fs, e, (struct open_file *)(uintptr_t)fi->fh)) {
 		/* fstat, or the kernel checking the size before a read, on a
 		 * file opened before a reload changed it: answer with the
 		 * open's own size so the reader gets its old bytes whole, and
@@ -154,7 +155,7 @@ void envfs_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_attr(req, &st, 0);
 		goto leave;
 	}
-	if ((err = ll_resolve_node(e, n, &t)) < 0 ||
+	if ((err = ll_resolve_ino(fs, e, ino, &n, &t)) < 0 ||
 	    (err = ll_fill_attr(fs, e, n, &t, &st)) < 0)
 		goto out;
 	fuse_reply_attr(req, &st, ll_attr_timeout(fs, n));
@@ -162,6 +163,7 @@ void envfs_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 out:
 	reply_err(req, err);
 leave:
+	ll_target_release(fs, &t);
 	epoch_leave(e);
 }
 

@@ -40,9 +40,18 @@ static inline void reply_err(fuse_req_t req, int err)
 
 /* ---- what a node shows (ll_node.c) ------------------------------------- */
 
+/* What a file or directory is, for one request; release with
+ * ll_target_release(). */
 struct target {
-	struct epoch_dir *dir;           /* ARCH, VAR, VIEW */
-	const struct snap_var *var;      /* VAR */
+	fuse_ino_t ino;                  /* the kernel's number for it */
+	struct epoch_dir *dir;           /* ARCH, VIEW; VAR: NULL once the
+	                                    directory is gone */
+	const struct snap_var *var;      /* VAR: the epoch's variable of the
+	                                    name when visible, else NULL
+	                                    (provenance, xattrs) */
+	struct vnode *vn;                /* VAR: its inode; a handler ref */
+	struct blob *bytes;              /* VAR: what the inode holds; a ref */
+	bool secret;                     /* VAR: the inode's secrecy */
 };
 
 static inline bool var_visible(const struct snap_var *v)
@@ -50,9 +59,22 @@ static inline bool var_visible(const struct snap_var *v)
 	return epoch_var_visible(v);
 }
 
-/* Finds what n is in e; -ENOENT when the epoch has no such path, -ESTALE
- * when n is NULL (an inode the tree does not know, from tree_get). */
-int ll_resolve_node(const struct epoch *e, const struct node *n, struct target *t);
+/* Finds what the path of n is in e (a lookup, a listing, a create): a
+ * variable gets the inode holding its value in e (tree_vnode_bind).
+ * -ENOENT when the epoch has no such path, -ESTALE when n is NULL. */
+int ll_resolve_node(struct envfs *fs, const struct epoch *e, const struct node *n,
+		    struct target *t);
+/* Finds what inode ino is (a request on an inode the kernel holds):
+ * *np its node. A variable's inode holds its bytes whatever e says of
+ * the name; other nodes are looked up in e as by ll_resolve_node. */
+int ll_resolve_ino(struct envfs *fs, const struct epoch *e, fuse_ino_t ino,
+		   struct node **np, struct target *t);
+void ll_target_release(struct envfs *fs, struct target *t);
+/* Counts one kernel reference to what t is (n's node, or its vnode),
+ * before a reply naming t->ino. */
+void ll_target_count(struct envfs *fs, struct node *n, const struct target *t);
+/* The entry param's number and generation for t. */
+void ll_target_entry(const struct target *t, struct fuse_entry_param *ep);
 bool ll_is_dir(const struct node *n);
 /* -ESTALE for an unknown inode, -ENOTDIR for a file, else 0. */
 int ll_need_dir(const struct node *n);
@@ -70,6 +92,11 @@ int ll_fill_attr(struct envfs *fs, struct epoch *e, const struct node *n,
  * commit-at-close writes against it). */
 struct open_file {
 	struct handle h;                 /* in fs->handles while open; first */
+	fuse_ino_t ino;                  /* the kernel's number of the file */
+	struct tree *tree;               /* borrowed: outlives every open */
+	struct vnode *vn;                /* variables: the inode; a handler
+	                                    reference */
+	bool secret;                     /* variables: as opened */
 	struct blob *blob;               /* one reference */
 	struct view_meta meta;           /* views: what blob holds, for
 	                                    comparing with later epochs */
@@ -95,15 +122,15 @@ struct wbuf {
 	int failed;                      /* a refused write: commit nothing */
 };
 
-/* A new open of n in e; *out is caller-owned, freed with
+/* A new open of inode ino in e; *out is caller-owned, freed with
  * ll_open_file_free() (or through its handle). */
-int ll_open_file_make(struct epoch *e, const struct node *n, struct open_file **out);
+int ll_open_file_make(struct envfs *fs, struct epoch *e, fuse_ino_t ino,
+		      struct open_file **out);
 void ll_open_file_free(struct open_file *of);
 /* The handle destructor of an open_file (handles.h). */
 void ll_open_file_release(struct handle *h);
-/* True when a reload changed the bytes of the open's file since it was
- * opened. */
-bool ll_open_file_stale(struct epoch *e, const struct open_file *of);
+/* True when the bytes of the open's file changed since it was opened. */
+bool ll_open_file_stale(struct envfs *fs, struct epoch *e, const struct open_file *of);
 /* The attributes of the file as this open sees it. */
 int ll_fill_attr_open(struct envfs *fs, const struct node *n,
 		      const struct open_file *of, struct stat *st);
@@ -112,10 +139,9 @@ int ll_fill_attr_open(struct envfs *fs, const struct node *n,
 
 /* 0 when the requester may change the mount, else -EROFS or -EACCES. */
 int ll_may_change(struct envfs *fs, fuse_req_t req);
-/* A write open of n; *out is caller-owned (ll_open_file_free). */
+/* A write open of inode ino; *out is caller-owned (ll_open_file_free). */
 int ll_open_for_write(struct envfs *fs, fuse_req_t req, struct epoch *e,
-		      const struct node *n, int flags, bool created,
-		      struct open_file **out);
+		      fuse_ino_t ino, int flags, bool created, struct open_file **out);
 /* Registers a write open about to be handed to the kernel, and back. */
 void ll_wopen_add(struct envfs *fs, fuse_req_t req, struct open_file *of);
 void ll_wopen_del(struct envfs *fs, struct open_file *of);

@@ -11,13 +11,80 @@
 #include "ll_internal.h"
 #include "status.h"
 
-/* Finds what n is in e; -ENOENT when the epoch has no such path, -ESTALE
- * when n is NULL (an inode the tree does not know, from tree_get). */
-int ll_resolve_node(const struct epoch *e, const struct node *n, struct target *t)
+void ll_target_release(struct envfs *fs, struct target *t)
 {
+	tree_vnode_put(fs->tree, t->vn);
+	blob_unref(t->bytes);
+	memset(t, 0, sizeof(*t));
+}
+
+void ll_target_count(struct envfs *fs, struct node *n, const struct target *t)
+{
+	if (t->vn)
+		tree_vnode_lookup_add(fs->tree, t->vn, 1);
+	else
+		tree_lookup_add(fs->tree, n, 1);
+}
+
+void ll_target_entry(const struct target *t, struct fuse_entry_param *ep)
+{
+	ep->ino = t->ino;
+	/* A vnode's number is reused once the kernel forgot it. */
+	ep->generation = t->vn ? t->vn->generation : 0;
+}
+
+/* The epoch's visible variable of n's name, or NULL. */
+static const struct snap_var *epoch_var(const struct epoch *e, const struct node *n,
+					struct epoch_dir **dir)
+{
+	const struct snap_var *v;
+
+	if (!(*dir = epoch_find_dir(e, n->backend, n->arch)))
+		return NULL;
+	v = snapshot_find((*dir)->snap, n->name, n->name_len);
+	return var_visible(v) ? v : NULL;
+}
+
+int ll_resolve_ino(struct envfs *fs, const struct epoch *e, fuse_ino_t ino,
+		   struct node **np, struct target *t)
+{
+	struct node *n = tree_get(fs->tree, ino);
+
+	memset(t, 0, sizeof(*t));
+	*np = n;
+	if (!n)
+		return -ESTALE;
+	if (n->kind != NODE_VAR && n->kind != NODE_VIEW)
+		return ll_resolve_node(fs, e, n, t);
+	/* A variable's or view's name node has no inode of its own. */
+	if (!(t->vn = tree_vnode_get(fs->tree, ino)))
+		return -ESTALE;
+	t->ino = ino;
+	if (n->kind == NODE_VIEW) {
+		t->secret = t->vn->secret;
+		t->dir = tree_vnode_view_dir(fs->tree, t->vn,
+					     epoch_find_dir(e, n->backend, n->arch));
+		return t->dir ? 0 : -ENOMEM;
+	}
+	t->bytes = tree_vnode_bytes(fs->tree, t->vn, &t->secret);
+	/* Provenance only while the name is the inode's and holds its value. */
+	if ((t->var = epoch_var(e, n, &t->dir)) &&
+	    (t->var->value_len + 1 != t->bytes->len ||
+	     memcmp(t->var->value, t->bytes->data, t->var->value_len) ||
+	     !tree_named(fs->tree, n->ino)))
+		t->var = NULL;
+	return 0;
+}
+
+int ll_resolve_node(struct envfs *fs, const struct epoch *e, const struct node *n,
+		    struct target *t)
+{
+	int err;
+
 	memset(t, 0, sizeof(*t));
 	if (!n)
 		return -ESTALE;
+	t->ino = n->ino;
 	switch (n->kind) {
 	case NODE_ROOT:
 	case NODE_STATUS:
@@ -27,14 +94,29 @@ int ll_resolve_node(const struct epoch *e, const struct node *n, struct target *
 	case NODE_BACKEND:
 		return epoch_has_backend(e, n->backend) ? 0 : -ENOENT;
 	case NODE_ARCH:
-	case NODE_VIEW:
-	case NODE_VAR:
+		return (t->dir = epoch_find_dir(e, n->backend, n->arch)) ? 0 : -ENOENT;
+	case NODE_VIEW: {
+		const struct view_meta *m;
+
 		if (!(t->dir = epoch_find_dir(e, n->backend, n->arch)))
 			return -ENOENT;
-		if (n->kind != NODE_VAR)
-			return 0;
-		t->var = snapshot_find(t->dir->snap, n->name, n->name_len);
-		return var_visible(t->var) ? 0 : -ENOENT;
+		t->secret = view_is_secret(t->dir->snap, n->view);
+		if ((err = epoch_view_meta(t->dir, n->view, &m)) < 0 ||
+		    (err = tree_vnode_bind_view(fs->tree, n, t->dir->snap, m, t->secret,
+						&t->vn)) < 0)
+			return err;
+		t->ino = t->vn->ino;
+		return 0;
+	}
+	case NODE_VAR:
+		if (!(t->var = epoch_var(e, n, &t->dir)))
+			return -ENOENT;
+		if ((err = tree_vnode_bind(fs->tree, n, t->var->value, t->var->value_len,
+					   t->var->secret, &t->vn)) < 0)
+			return err;
+		t->ino = t->vn->ino;
+		t->bytes = tree_vnode_bytes(fs->tree, t->vn, &t->secret);
+		return 0;
 	}
 	return -ENOENT;
 }
@@ -91,7 +173,7 @@ int ll_fill_attr(struct envfs *fs, struct epoch *e, const struct node *n,
 	int err;
 
 	memset(st, 0, sizeof(*st));
-	st->st_ino = n->ino;
+	st->st_ino = t->ino;
 	st->st_uid = fs->uid;
 	st->st_gid = fs->gid;
 	st->st_blksize = 4096;
@@ -118,19 +200,14 @@ int ll_fill_attr(struct envfs *fs, struct epoch *e, const struct node *n,
 		st->st_mtim = st->st_ctim = st->st_atim = e->loaded;
 		break;
 	case NODE_VAR:
-		st->st_mode = S_IFREG | (t->var->secret ? 0600 : 0644);
-		st->st_size = t->var->value_len + 1;
+		st->st_mode = S_IFREG | (t->secret ? 0600 : 0644);
+		st->st_size = t->bytes->len;
 		break;
-	case NODE_VIEW: {
-		const struct view_meta *m;
-
+	case NODE_VIEW:
 		/* The size alone: a large view is not kept rendered. */
-		if ((err = epoch_view_meta(t->dir, n->view, &m)) < 0)
-			return err;
-		st->st_mode = S_IFREG | (view_is_secret(t->dir->snap, n->view) ? 0600 : 0444);
-		st->st_size = m->len;
+		st->st_mode = S_IFREG | (t->secret ? 0600 : 0444);
+		st->st_size = t->vn->meta.len;
 		break;
-	}
 	default:
 		break;
 	}

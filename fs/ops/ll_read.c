@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <fcntl.h>
-#include <sys/uio.h>
 
 #include "counters.h"
 #include "ll_internal.h"
@@ -32,9 +31,9 @@ void envfs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	/* A write open buffers and commits at close (SPEC 7). */
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
-		err = ll_open_for_write(fs, req, e, n, fi->flags, false, &of);
+		err = ll_open_for_write(fs, req, e, ino, fi->flags, false, &of);
 	else
-		err = ll_open_file_make(e, n, &of);
+		err = ll_open_file_make(fs, e, ino, &of);
 	if (err < 0)
 		goto out;
 	fi->fh = (uintptr_t)of;
@@ -51,9 +50,10 @@ void envfs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fi->direct_io = 1;
 		ll_wopen_add(fs, req, of);
 	} else if (n->kind == NODE_VAR && !tree_changed(fs->tree, n)) {
-		/* Pages stay valid across opens: a reload that changes the
-		 * file invalidates them explicitly (inval.c). A value is
-		 * almost always one page, fetched whole from one open. */
+		/* Pages stay valid across opens: the inode's bytes never
+		 * change (a reload gives a new value a new inode, tree.h). A
+		 * value is almost always one page, fetched whole from one
+		 * open. */
 		fi->keep_cache = 1;
 	} else {
 		/* The page cache is per inode, not per open: an fd opened
@@ -93,47 +93,33 @@ static void reply_slice(fuse_req_t req, const char *data, size_t len, size_t siz
 }
 
 /* A read with no open behind it (fh 0: -o ro answers OPEN with ENOSYS).
- * The bytes come from the current epoch, shared, so no read copies
- * anything: a variable is its value and a "\n", a view the epoch's
- * rendered blob (a view too large to keep is rendered once per
- * read-through, epoch_view_read). The price of keeping no per-open state:
- * a reader in the middle of a file when a reload lands may get the new
- * version's bytes after the old one's (docs/PERFORMANCE.md). */
+ * The bytes are shared, so no read copies anything: a variable's are its
+ * inode's (which never change: a reader keeps the value it started on),
+ * a view's the current epoch's rendered blob (a view too large to keep is
+ * rendered once per read-through, epoch_view_read). The price of keeping
+ * no per-open state: a reader in the middle of a view when a reload
+ * lands may get the new version's bytes after the old one's
+ * (docs/PERFORMANCE.md). */
 static void read_current(fuse_req_t req, struct envfs *fs, fuse_ino_t ino,
 			 size_t size, off_t off)
 {
 	struct epoch *e = epoch_enter(&fs->state);
-	struct node *n = tree_get(fs->tree, ino);
 	struct inval_list l = INVAL_LIST_INIT;
 	struct blob *b = NULL;
-	struct target t;
+	struct target t = { 0 };
+	struct node *n;
 	int err;
 
 	if (off < 0) {
 		err = -EINVAL;
 		goto out;
 	}
-	if ((err = ll_resolve_node(e, n, &t)) < 0)
+	if ((err = ll_resolve_ino(fs, e, ino, &n, &t)) < 0)
 		goto out;
 	switch (n->kind) {
-	case NODE_VAR: {
-		size_t vlen = t.var->value_len, len = vlen + 1, end;
-		struct iovec iov[2];
-		int cnt = 0;
-
-		if ((size_t)off >= len) {
-			fuse_reply_buf(req, NULL, 0);
-			goto leave;
-		}
-		end = size < len - (size_t)off ? (size_t)off + size : len;
-		if ((size_t)off < vlen)
-			iov[cnt++] = (struct iovec){ (char *)t.var->value + off,
-						     (end < vlen ? end : vlen) - (size_t)off };
-		if (end > vlen)
-			iov[cnt++] = (struct iovec){ "\n", 1 };
-		fuse_reply_iov(req, iov, cnt);
-		goto leave;
-	}
+	case NODE_VAR:
+		b = blob_ref(t.bytes);
+		break;
 	case NODE_VIEW:
 		err = epoch_view_read(t.dir, n->view, &b);
 		break;
@@ -163,6 +149,7 @@ out:
 leave:
 	inval_list_release(&l);
 	blob_unref(b);
+	ll_target_release(fs, &t);
 	epoch_leave(e);
 }
 
@@ -198,7 +185,7 @@ void envfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	e = epoch_enter(&fs->state);
-	stale = ll_open_file_stale(e, of);
+	stale = ll_open_file_stale(fs, e, of);
 	/* The kernel may finish this request, and send RELEASE for the
 	 * open, before fuse_reply_buf() returns: hold the bytes ourselves,
 	 * and touch of no more. */

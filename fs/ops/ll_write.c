@@ -50,22 +50,24 @@ static bool reserved_name(const char *name)
 	return false;
 }
 
-/* A write open of variable n: the buffer starts as the file ("value\n"),
- * empty with O_TRUNC (which alone is a change to commit) or when the
- * file was just created. */
+/* A write open of a variable's inode: the buffer starts as the file
+ * ("value\n"), empty with O_TRUNC (which alone is a change to commit) or
+ * when the file was just created. */
 int ll_open_for_write(struct envfs *fs, fuse_req_t req, struct epoch *e,
-			  const struct node *n, int flags, bool created,
-			  struct open_file **out)
+		      fuse_ino_t ino, int flags, bool created, struct open_file **out)
 {
+	struct node *n = tree_get(fs->tree, ino);
 	struct open_file *of = NULL;
 	int err;
 
 	if ((err = ll_may_change(fs, req)) < 0)
 		return err;
+	if (!n)
+		return -ESTALE;
 	if (n->kind != NODE_VAR)
 		return ll_is_dir(n) ? -EISDIR : -EACCES;
 	tree_mark_changed(fs->tree, n);
-	if ((err = ll_open_file_make(e, n, &of)) < 0)
+	if ((err = ll_open_file_make(fs, e, ino, &of)) < 0)
 		return err;
 	err = -ENOMEM;
 	if (!(of->w = calloc(1, sizeof(*of->w))))
@@ -199,7 +201,29 @@ static int wbuf_truncate(struct wbuf *w, off_t size)
  * /proc cannot tell, false: the truncation is committed now. */
 static bool closer_keeps_open(struct envfs *fs, const struct open_file *of, pid_t closer)
 {
-	return fs->dev && procfd_holds(closer, fs->dev, of->node->ino, of->accmode) == 1;
+	return fs->dev && procfd_holds(closer, fs->dev, of->ino, of->accmode) == 1;
+}
+
+/* After a change written through vn's inode to variable n, the inode
+ * holds the value (len bytes; NULL: the one the new epoch gives n) with
+ * the secrecy the new epoch gives it (tree.h: writes change the inode,
+ * reloads give new ones). Should that fail for memory, the inode keeps
+ * its old bytes and the name gets a new inode at its next lookup: never
+ * a torn read. */
+static void rebind(struct envfs *fs, struct vnode *vn, const struct node *n,
+		   const char *value, size_t len, bool secret)
+{
+	struct epoch *e = epoch_current(&fs->state);
+	struct epoch_dir *d = epoch_find_dir(e, n->backend, n->arch);
+	const struct snap_var *v = d ? snapshot_find(d->snap, n->name, n->name_len) : NULL;
+
+	if (!value && v && v->set) {
+		value = v->value;
+		len = v->value_len;
+	}
+	if (vn && value)
+		tree_vnode_rebind(fs->tree, vn, value, len, v ? v->secret : secret);
+	epoch_unref(e);
 }
 
 /* Commits what the open wrote, if anything changed: the bytes minus one
@@ -240,9 +264,10 @@ int ll_wbuf_commit(struct envfs *fs, struct open_file *of, bool last, pid_t clos
 	if ((err = commit_set(fs, n->backend, n->arch, n->name,
 			      w->buf.buf ? w->buf.buf : "", len, &l)) < 0)
 		goto out;
+	rebind(fs, of->vn, n, w->buf.buf ? w->buf.buf : "", len, of->secret);
 	/* Whatever the diff says (the same value written again), the kernel
 	 * saw this open's writes change the file's size. */
-	inval_add_inode(&l, n->ino);
+	inval_add_inode(&l, of->ino);
 out:
 	pthread_mutex_unlock(&w->lock);
 	queue_inval(fs, &l, !last);
@@ -298,7 +323,7 @@ void envfs_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct fuse_entry_param ep;
 	struct epoch *e = NULL;
 	bool created = false;
-	struct target t;
+	struct target t = { 0 };
 	int err;
 
 	(void)mode;                /* SPEC 7: modes are the mount's */
@@ -325,22 +350,22 @@ void envfs_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	    (err = tree_intern(fs->tree, p, name, strlen(name), NODE_VAR, 0, &n)) < 0)
 		goto out;
 	e = epoch_enter(&fs->state);
-	if ((err = ll_open_for_write(fs, req, e, n, fi->flags, created, &of)) < 0 ||
-	    (err = ll_resolve_node(e, n, &t)) < 0 ||
+	if ((err = ll_resolve_node(fs, e, n, &t)) < 0 ||
+	    (err = ll_open_for_write(fs, req, e, t.ino, fi->flags, created, &of)) < 0 ||
 	    (err = ll_fill_attr(fs, e, n, &t, &ep.attr)) < 0)
 		goto out;
 	if (created)
 		ep.attr.st_size = ep.attr.st_blocks = 0;
-	ep.ino = n->ino;
+	ll_target_entry(&t, &ep);
 	ep.attr_timeout = 0;       /* the size changes at close */
 	ep.entry_timeout = fs->opts->entry_timeout;
 	fi->fh = (uintptr_t)of;
 	fi->direct_io = 1;
-	tree_lookup_add(fs->tree, n, 1);
+	ll_target_count(fs, n, &t);
 	handles_add(&fs->handles, &of->h, ll_open_file_release);
 	ll_wopen_add(fs, req, of);
 	if (fuse_reply_create(req, &ep, fi) != 0) {
-		tree_forget(fs->tree, n->ino, 1);
+		tree_forget(fs->tree, t.ino, 1);
 		ll_wopen_del(fs, of);
 		handles_del(&fs->handles, &of->h);
 		ll_open_file_free(of);
@@ -350,6 +375,7 @@ out:
 	ll_open_file_free(of);
 	reply_err(req, err);
 leave:
+	ll_target_release(fs, &t);
 	if (e)
 		epoch_leave(e);
 	queue_inval(fs, &l, false);
@@ -393,7 +419,7 @@ void envfs_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct inval_list l = INVAL_LIST_INIT;
 	struct node *n = tree_get(fs->tree, ino);
 	struct epoch *e = NULL;
-	struct target t;
+	struct target t = { 0 };
 	struct stat st;
 	int err;
 
@@ -406,7 +432,7 @@ void envfs_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		goto out;
 	/* What the file is now, to tell a change from a no-op. */
 	e = epoch_enter(&fs->state);
-	if ((err = ll_resolve_node(e, n, &t)) == 0)
+	if ((err = ll_resolve_ino(fs, e, ino, &n, &t)) == 0)
 		err = ll_fill_attr(fs, e, n, &t, &st);
 	epoch_leave(e);
 	e = NULL;
@@ -436,25 +462,30 @@ void envfs_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		 * sets the size from this reply itself. */
 		tree_mark_changed(fs->tree, n);
 		err = commit_truncate(fs, n->backend, n->arch, n->name, attr->st_size, &l);
-		if (err == 0)
-			err = inval_add_inode(&l, n->ino);
+		if (err == 0) {
+			rebind(fs, t.vn, n, NULL, 0, t.secret);
+			err = inval_add_inode(&l, ino);
+		}
 	}
 	if (err < 0)
 		goto out;
 	/* Times are accepted and not kept: they follow the generation. */
+	ll_target_release(fs, &t);
 	e = epoch_enter(&fs->state);
 	if (of && of->w && !ll_is_dir(n)) {
 		ll_fill_attr_write(fs, n, of, &st);
 		fuse_reply_attr(req, &st, 0);
 		goto leave;
 	}
-	if ((err = ll_resolve_node(e, n, &t)) < 0 || (err = ll_fill_attr(fs, e, n, &t, &st)) < 0)
+	if ((err = ll_resolve_ino(fs, e, ino, &n, &t)) < 0 ||
+	    (err = ll_fill_attr(fs, e, n, &t, &st)) < 0)
 		goto out;
 	fuse_reply_attr(req, &st, ll_attr_timeout(fs, n));
 	goto leave;
 out:
 	reply_err(req, err);
 leave:
+	ll_target_release(fs, &t);
 	if (e)
 		epoch_leave(e);
 	queue_inval(fs, &l, false);

@@ -63,16 +63,18 @@ void envfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 {
 	struct envfs *fs = fs_of(req);
 	struct epoch *e = epoch_enter(&fs->state);
-	struct node *n = tree_get(fs->tree, ino);
 	const char *val = NULL;
-	struct target t;
+	struct target t = { 0 };
+	struct node *n;
 	int which, err;
 
 	counters_inc(OP_GETXATTR);
-	if ((err = ll_resolve_node(e, n, &t)) < 0)
+	if ((err = ll_resolve_ino(fs, e, ino, &n, &t)) < 0)
 		goto out;
+	/* An inode whose value the name no longer has (a reload gave it a
+	 * new one) has no provenance to show. */
 	err = -ENODATA;
-	if (n->kind != NODE_VAR)
+	if (n->kind != NODE_VAR || !t.var)
 		goto out;
 	for (which = 0; which < XA_COUNT; which++)
 		if (!strcmp(name, xattr_names[which]))
@@ -84,6 +86,7 @@ void envfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 out:
 	reply_err(req, err);
 leave:
+	ll_target_release(fs, &t);
 	epoch_leave(e);
 }
 
@@ -91,15 +94,15 @@ void envfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct envfs *fs = fs_of(req);
 	struct epoch *e = epoch_enter(&fs->state);
-	struct node *n = tree_get(fs->tree, ino);
 	struct strbuf sb = STRBUF_INIT;
-	struct target t;
+	struct target t = { 0 };
+	struct node *n;
 	int which, err;
 
 	counters_inc(OP_LISTXATTR);
-	if ((err = ll_resolve_node(e, n, &t)) < 0)
+	if ((err = ll_resolve_ino(fs, e, ino, &n, &t)) < 0)
 		goto out;
-	for (which = 0; n->kind == NODE_VAR && which < XA_COUNT; which++) {
+	for (which = 0; n->kind == NODE_VAR && t.var && which < XA_COUNT; which++) {
 		if (!xattr_value(t.var, which))
 			continue;
 		/* Names are NUL-separated, the last one NUL-terminated too. */
@@ -112,6 +115,7 @@ void envfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 out:
 	reply_err(req, err);
 leave:
+	ll_target_release(fs, &t);
 	sb_release(&sb);
 	epoch_leave(e);
 }

@@ -130,20 +130,45 @@ struct epoch *epoch_ref(struct epoch *e)
 	return e;
 }
 
+/* What an epoch_dir holds, released. */
+static void dir_release(struct epoch_dir *d)
+{
+	int k;
+
+	for (k = 0; k < VIEW_COUNT; k++) {
+		blob_unref(atomic_load(&d->views[k]));
+		blob_unref(d->reading[k]);
+	}
+	snapshot_unref(d->snap);
+}
+
+int epoch_dir_alone(struct snapshot *snap, struct epoch_dir **out)
+{
+	struct epoch_dir *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	d->snap = snapshot_ref(snap);
+	*out = d;
+	return 0;
+}
+
+void epoch_dir_free(struct epoch_dir *d)
+{
+	if (d) {
+		dir_release(d);
+		free(d);
+	}
+}
+
 void epoch_unref(struct epoch *e)
 {
 	size_t i;
-	int k;
 
 	if (!e || atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
 		return;
-	for (i = 0; i < e->ndirs; i++) {
-		for (k = 0; k < VIEW_COUNT; k++) {
-			blob_unref(atomic_load(&e->dirs[i].views[k]));
-			blob_unref(e->dirs[i].reading[k]);
-		}
-		snapshot_unref(e->dirs[i].snap);
-	}
+	for (i = 0; i < e->ndirs; i++)
+		dir_release(&e->dirs[i]);
 	free(e->dirs);
 	blob_unref(e->status);
 	blob_unref(e->diagnostics);

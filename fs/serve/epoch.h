@@ -85,6 +85,11 @@ int epoch_clone_dirs(const struct epoch *src, struct epoch **out);
 int epoch_with_dir(const struct epoch *src, struct snapshot *snap, struct epoch **out);
 struct epoch *epoch_ref(struct epoch *e);
 void epoch_unref(struct epoch *e);
+/* A directory of no epoch, for snap alone (the epoch takes its own
+ * reference): where a view's inode renders its bytes once the published
+ * epochs have moved on (tree.h). *out is caller-owned: epoch_dir_free(). */
+int epoch_dir_alone(struct snapshot *snap, struct epoch_dir **out);
+void epoch_dir_free(struct epoch_dir *d);
 
 /* True when v has a file in its directory: set, and named so that a
  * directory can hold it. A name with a '/', "." or "..", an empty one, one

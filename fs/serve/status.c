@@ -5,7 +5,6 @@
 
 #include "counters.h"
 #include "envfs_config.h"
-#include "inputs_trust.h"
 #include "status.h"
 
 /* ISO 8601 UTC with milliseconds: two hosts compare these by eye. */
@@ -20,16 +19,14 @@ static int add_time(struct strbuf *out, const char *key, const struct timespec *
 }
 
 /* "warning: FILE: MESSAGE" for each input another user can change, as
- * the inputs are now (a daemon running as root; inputs_trust.h). */
-static int add_trust_warnings(const struct envfs_inputs *in, struct strbuf *out)
+ * the last load found them (a daemon running as root; inputs_trust.h). */
+static int add_trust_warnings(const struct diag_list *d, struct strbuf *out)
 {
-	struct diag_list d = DIAG_LIST_INIT;
 	size_t i;
-	int err = inputs_trust_check(in, &d);
+	int err = 0;
 
-	for (i = 0; i < d.n && err == 0; i++)
-		err = sb_addf(out, "warning: %s: %s\n", d.v[i].file, d.v[i].msg);
-	diag_list_release(&d);
+	for (i = 0; i < d->n && err == 0; i++)
+		err = sb_addf(out, "warning: %s: %s\n", d->v[i].file, d->v[i].msg);
 	return err;
 }
 
@@ -77,7 +74,7 @@ int status_render(struct envfs *fs, const struct epoch *e,
 		err = sb_adds(out, "none");
 	}
 	if (err < 0 || (err = sb_addc(out, '\n')) < 0 ||
-	    (err = add_trust_warnings(&ci->in, out)) < 0 ||
+	    (err = add_trust_warnings(&fs->trust, out)) < 0 ||
 	    (err = sb_addf(out, "overrides: %zu\n", nov)) < 0)
 		goto out;
 	for (i = 0; i < e->ndirs; i++) {

@@ -122,7 +122,7 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 {
 	const char *state = fs->state_path;
 	struct snapshot *snap = NULL;
-	struct epoch *next = NULL, *old;
+	struct epoch *next = NULL, *old, *pub;
 	size_t applied = 0, i;
 	int serr;
 	bool save_failed = false;
@@ -137,7 +137,7 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 	if (err < 0)
 		goto undo;
 	if ((err = epoch_with_dir(prev, snap, &next)) < 0 ||
-	    (err = inval_diff(fs, prev, next, inval)) < 0)
+	    (err = inval_diff(NULL, prev, next, inval)) < 0)
 		goto undo;
 	next->generation = prev->generation + (inval->changed ? 1 : 0);
 	if (!inval->changed)
@@ -158,11 +158,16 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 			goto undo;
 		}
 	}
+	pub = next;
 	old = epoch_publish(&fs->state, next);
 	next = NULL;
 	/* As in a reload: answers from the old epoch reach the kernel before
-	 * the invalidations do. Handlers never wait on a commit. */
+	 * the invalidations do, and only then does the tree say what the
+	 * kernel holds (inval.h). Handlers never wait on a commit. */
 	epoch_wait_idle(old, 100);
+	if (inval_diff(fs, old, pub, inval) < 0)
+		fprintf(stderr, "primus-envfs: out of memory listing the stale kernel caches; "
+			"some may stay stale until the next change\n");
 	epoch_unref(old);
 	goto out;
 undo:

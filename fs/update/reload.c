@@ -1,5 +1,6 @@
 /* Loading inputs and watching them; see reload.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "chain.h"
+#include "inputs_trust.h"
 #include "memory.h"
 #include "reload.h"
 #include "status.h"
@@ -23,6 +25,7 @@
 
 /* The outcome of one load attempt. */
 struct load {
+	struct diag_list trust;      /* inputs another user can change */
 	struct world *world;         /* set on success */
 	struct epoch *epoch;         /* set on success: the new directories */
 	struct diag_list diags;      /* what to show in diagnostics */
@@ -31,6 +34,7 @@ struct load {
 
 static void load_release(struct load *ld)
 {
+	diag_list_release(&ld->trust);
 	world_free(ld->world);
 	epoch_unref(ld->epoch);
 	diag_list_release(&ld->diags);
@@ -81,7 +85,19 @@ static int first_error(const struct diag_list *d, char **out)
  * needs no lock. */
 static int read_inputs(struct envfs *fs, struct load *ld)
 {
-	return world_load_from(&fs->opts->ci.in, fs->world, &ld->world);
+	int err = world_load_from(&fs->opts->ci.in, fs->world, &ld->world);
+
+	return err == -ENOMEM ? err : inputs_trust_check(&fs->opts->ci.in, &ld->trust) ?: err;
+}
+
+/* What the load found of the inputs' owners, for status; publish_lock
+ * held. */
+static void take_trust(struct envfs *fs, struct load *ld)
+{
+	struct diag_list old = fs->trust;
+
+	fs->trust = ld->trust;
+	ld->trust = old;
 }
 
 /* Resolves what read_inputs returned (err). Returns 0, or the load's
@@ -182,6 +198,7 @@ int envfs_load_initial(struct envfs *fs)
 		goto out;
 	}
 	ld.epoch->generation = 1;
+	take_trust(fs, &ld);
 	if ((err = render_texts(fs, ld.epoch, &ld)) < 0)
 		goto out;
 	fs->world = ld.world;
@@ -194,16 +211,20 @@ out:
 	return err;
 }
 
-int envfs_reload(struct envfs *fs)
+int envfs_reload(struct envfs *fs, bool (*valid)(void *arg), void *arg)
 {
 	struct inval_list l = INVAL_LIST_INIT;
 	struct load ld = { 0 };
-	struct epoch *prev, *next = NULL, *old;
+	struct epoch *prev, *next = NULL, *old, *pub;
 	struct world *old_world = NULL;
 	bool send = false;
 	int err, lerr;
 
 	lerr = read_inputs(fs, &ld);
+	if (valid && !valid(arg)) {
+		load_release(&ld);
+		return -EAGAIN;
+	}
 	pthread_mutex_lock(&fs->publish_lock);
 	prev = epoch_current(&fs->state);
 	lerr = resolve_inputs(fs, &ld, lerr);
@@ -216,7 +237,7 @@ int envfs_reload(struct envfs *fs)
 	if (lerr == 0) {
 		next = ld.epoch;
 		ld.epoch = NULL;
-		if ((err = inval_diff(fs, prev, next, &l)) < 0)
+		if ((err = inval_diff(NULL, prev, next, &l)) < 0)
 			goto out;
 		next->generation = prev->generation + (l.changed ? 1 : 0);
 		if (!l.changed)
@@ -225,6 +246,7 @@ int envfs_reload(struct envfs *fs)
 		goto out;
 	}
 	/* status and diagnostics change with every attempt (load time, error). */
+	take_trust(fs, &ld);
 	if ((err = render_texts(fs, next, &ld)) < 0 ||
 	    (err = inval_add_inode(&l, INO_STATUS)) < 0 ||
 	    (err = inval_add_inode(&l, INO_DIAGNOSTICS)) < 0)
@@ -234,12 +256,17 @@ int envfs_reload(struct envfs *fs)
 		fs->world = ld.world;
 		ld.world = NULL;
 	}
+	pub = next;
 	old = epoch_publish(&fs->state, next);
 	next = NULL;
 	/* A handler still answering from the old epoch must reach the kernel
 	 * before the invalidation does, or its stale answer would be cached
-	 * for the whole timeout. Handlers never wait on us, so this is short. */
+	 * for the whole timeout. Handlers never wait on us, so this is short.
+	 * Only then does the tree say what the kernel holds (inval.h). */
 	epoch_wait_idle(old, 100);
+	if (lerr == 0 && inval_diff(fs, old, pub, &l) < 0)
+		fprintf(stderr, "primus-envfs: out of memory listing the stale kernel caches; "
+			"some may stay stale until the next change\n");
 	epoch_unref(old);
 	/* Freed only now: snapshots may borrow strings from their world. */
 	world_free(old_world);
@@ -273,6 +300,11 @@ struct reloader {
 	int efd;                     /* eventfd: stop request or queued work */
 	struct watch *w;
 	size_t nw;
+	/* Watched names written in place and not closed yet (IN_MODIFY
+	 * without IN_CLOSE_WRITE): not to be read before they are. */
+	struct watch *open;
+	size_t nopen;
+	long cycle_start;            /* when the current reload began (ms) */
 	pthread_t thread;
 	bool started;
 	atomic_bool stop;
@@ -416,6 +448,30 @@ static bool is_yaml(const char *name)
 	       (n > 4 && !strcmp(name + n - 4, ".yml"));
 }
 
+/* Notes that ev's name is being written in place, or no longer is. */
+static void track_writer(struct reloader *r, const struct inotify_event *ev)
+{
+	size_t i;
+	struct watch *v;
+
+	for (i = 0; i < r->nopen; i++)
+		if (r->open[i].wd == ev->wd && !strcmp(r->open[i].name, ev->name))
+			break;
+	if (ev->mask & IN_MODIFY) {
+		if (i < r->nopen || !(v = realloc(r->open, (r->nopen + 1) * sizeof(*v))))
+			return;       /* no memory: the load just will not wait */
+		r->open = v;
+		if ((v[r->nopen].name = strdup(ev->name))) {
+			v[r->nopen].wd = ev->wd;
+			r->nopen++;
+		}
+	} else if (i < r->nopen) {
+		/* Closed, or the name now holds another file. */
+		free(r->open[i].name);
+		r->open[i] = r->open[--r->nopen];
+	}
+}
+
 static bool event_matters(const struct reloader *r, const struct inotify_event *ev)
 {
 	size_t i;
@@ -448,7 +504,11 @@ static int drain_events(struct reloader *r)
 		for (p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *)p;
 
-			hits += event_matters(r, ev);
+			if (event_matters(r, ev)) {
+				hits++;
+				if (ev->len)
+					track_writer(r, ev);
+			}
 			p += sizeof(*ev) + ev->len;
 		}
 	}
@@ -462,22 +522,117 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+static void send_queued(struct reloader *r);
+
+/* Takes the eventfd's wakeup: queued invalidations are sent at once,
+ * even while a reload waits (a writer's close() waits on them). False
+ * when the thread is to stop. */
+static bool take_wakeup(struct reloader *r)
+{
+	uint64_t v;
+
+	if (read(r->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return false;
+	if (atomic_load(&r->stop))
+		return false;
+	send_queued(r);
+	return true;
+}
+
 /* Waits until the burst is over: RELOAD_QUIET_MS without an event, or
- * RELOAD_MAX_DEBOUNCE_MS after the first one. */
+ * RELOAD_MAX_DEBOUNCE_MS after the first one; and until no watched input
+ * is open in the middle of an in-place write, or RELOAD_MAX_WRITER_MS. */
 static void debounce(struct reloader *r)
 {
-	long deadline = now_ms() + RELOAD_MAX_DEBOUNCE_MS;
-	struct pollfd p = { .fd = r->ifd, .events = POLLIN };
+	long start = now_ms();
+	struct pollfd p[2] = {
+		{ .fd = r->ifd, .events = POLLIN },
+		{ .fd = r->efd, .events = POLLIN },
+	};
 
 	for (;;) {
-		long left = deadline - now_ms();
+		long elapsed = now_ms() - start, left;
 
+		if (r->nopen && elapsed < RELOAD_MAX_WRITER_MS)
+			left = RELOAD_MAX_WRITER_MS - elapsed;
+		else
+			left = RELOAD_MAX_DEBOUNCE_MS - elapsed;
 		if (left <= 0)
 			return;
-		if (poll(&p, 1, left < RELOAD_QUIET_MS ? (int)left : RELOAD_QUIET_MS) <= 0)
+		if (poll(p, 2, left < RELOAD_QUIET_MS ? (int)left : RELOAD_QUIET_MS) < 0) {
+			if (errno == EINTR)
+				continue;
 			return;
-		drain_events(r);
+		}
+		if (p[1].revents && !take_wakeup(r))
+			return;
+		if (p[0].revents)
+			drain_events(r);
+		else if (!p[1].revents && !r->nopen)
+			return;          /* quiet, and nobody is writing */
 	}
+}
+
+/* True when some process has path open for writing: the kernel refuses
+ * a read lease then (F_SETLEASE, EAGAIN), and counts a writer from its
+ * open on, before an O_TRUNC empties the file. A lease granted is given
+ * back at once. Without the right to take a lease (a file of another
+ * user, a filesystem without leases), false: the events alone decide. */
+static bool open_for_writing(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return false;
+	r = fcntl(fd, F_SETLEASE, F_RDLCK);
+	if (r == 0)
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+	close(fd);
+	return r < 0 && errno == EAGAIN;
+}
+
+/* True when an input read by the load may be in the middle of an
+ * in-place write. */
+static bool inputs_being_written(struct reloader *r)
+{
+	const struct envfs_inputs *in = &r->fs->opts->ci.in;
+	struct strbuf path = STRBUF_INIT;
+	char **names = NULL;
+	size_t n = 0, k;
+	bool busy = in->config && open_for_writing(in->config);
+
+	for (k = 0; k < in->ninherit && !busy; k++)
+		busy = open_for_writing(in->inherit[k]);
+	if (!busy && spec_dir_list(in->specs_dir, &names, &n, NULL) == 0) {
+		for (k = 0; k < n; k++) {
+			sb_reset(&path);
+			if (!busy && sb_addf(&path, "%s/%s", in->specs_dir, names[k]) == 0)
+				busy = open_for_writing(sb_str(&path));
+			free(names[k]);
+		}
+		free(names);
+	}
+	sb_release(&path);
+	return busy;
+}
+
+/* envfs_reload's validity check, after the inputs were read: nothing
+ * changed them meanwhile (events are taken now and make the loop read
+ * again), and no writer has one open, since an in-place rewrite shows
+ * readers an empty or half-written file for a moment (a name the config
+ * sets before and after would vanish in between, issue 14.6). A writer
+ * that keeps an input open is waited for RELOAD_MAX_WRITER_MS at most. */
+static bool inputs_unchanged(void *arg)
+{
+	struct reloader *r = arg;
+
+	if (drain_events(r) > 0)
+		return false;
+	if (now_ms() - r->cycle_start < RELOAD_MAX_WRITER_MS && inputs_being_written(r)) {
+		usleep(RELOAD_QUIET_MS * 1000);
+		return false;
+	}
+	return true;
 }
 
 static void send_queued(struct reloader *r)
@@ -515,21 +670,19 @@ static void *reloader_main(void *arg)
 				strerror(errno));
 			break;
 		}
-		if (p[1].revents) {
-			uint64_t v;
-
-			if (read(r->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-				break;
-			if (atomic_load(&r->stop))
-				break;
-			send_queued(r);
-		}
+		if (p[1].revents && !take_wakeup(r))
+			break;
 		if (p[0].revents && drain_events(r) > 0) {
-			debounce(r);
-			/* A failed load is reported through status and
-			 * diagnostics; the thread goes on watching, what
-			 * the inputs' paths lead to now. */
-			envfs_reload(r->fs);
+			/* Read again as long as an input changes while it is
+			 * read: what is published is one state of the files.
+			 * A failed load is reported through status and
+			 * diagnostics; the thread goes on watching, what the
+			 * inputs' paths lead to now. */
+			r->cycle_start = now_ms();
+			do
+				debounce(r);
+			while (!atomic_load(&r->stop) &&
+			       envfs_reload(r->fs, inputs_unchanged, r) == -EAGAIN);
 			if (rebuild_watches(r) < 0)
 				fprintf(stderr, "primus-envfs: the inputs are not all watched "
 					"any more\n");
@@ -645,6 +798,9 @@ int reloader_free(struct reloader *r)
 	for (i = 0; i < r->nw; i++)
 		free(r->w[i].name);
 	free(r->w);
+	for (i = 0; i < r->nopen; i++)
+		free(r->open[i].name);
+	free(r->open);
 	inval_list_release(&r->queue);
 	pthread_cond_destroy(&r->sent_cond);
 	pthread_mutex_destroy(&r->qlock);

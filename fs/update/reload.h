@@ -17,17 +17,26 @@
  * Quiet gap and cap keep a change visible well within SPEC's 100 ms. */
 #define RELOAD_QUIET_MS 5
 #define RELOAD_MAX_DEBOUNCE_MS 20
+/* An input written in place is not read before its writer closes it (a
+ * half-written config would make names vanish for a moment, issue 14.6),
+ * unless the writer keeps it open this long. */
+#define RELOAD_MAX_WRITER_MS 1000
 
 /* The first load, before mounting. On success publishes generation 1 into
  * fs->state (initialising it) and returns 0. On failure prints one line
  * per error diagnostic to stderr and returns a negative errno. */
 int envfs_load_initial(struct envfs *fs);
 
+struct load;
+
 /* Loads the inputs again and publishes the result (or the failure's
  * reason), sending invalidations unless -o noinval. Runs on the reload
  * thread; never call it from a request handler. Returns 0 when the inputs
- * loaded, else the load's negative errno (the old resolution stays). */
-int envfs_reload(struct envfs *fs);
+ * loaded, else the load's negative errno (the old resolution stays).
+ * valid, when not NULL, is asked after the inputs were read and before
+ * anything is published: false drops the attempt (an input changed
+ * while it was read) and returns -EAGAIN. */
+int envfs_reload(struct envfs *fs, bool (*valid)(void *arg), void *arg);
 
 struct reloader;
 

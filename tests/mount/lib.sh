@@ -4,7 +4,8 @@
 # the foreground in the background (`&`), the test waits until the path is
 # a mount point, and an EXIT trap unmounts and kills whatever is left even
 # when the test fails. The daemon's stderr is captured per mount and must
-# hold nothing unexpected (sanitizer reports above all).
+# hold nothing unexpected (sanitizer reports above all). KEEP_TMP=1 keeps
+# the temporary directory for a look after a failure.
 #
 #   . "$(dirname "$0")/lib.sh"
 #   envfs_mount --config "$ENVFS_FIXTURES/mount/exp.yaml"
@@ -81,7 +82,7 @@ cleanup() {
 	for f in "${ERR_FILES[@]}"; do
 		check_daemon_stderr "$f" || rc=1
 	done
-	rm -rf "$TMP"
+	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
 	exit $rc
 }
 trap cleanup EXIT
