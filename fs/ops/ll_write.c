@@ -326,7 +326,6 @@ void envfs_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct target t = { 0 };
 	int err;
 
-	(void)mode;                /* SPEC 7: modes are the mount's */
 	counters_inc(OP_CREATE);
 	memset(&ep, 0, sizeof(ep));
 	if (!p) {
@@ -344,9 +343,11 @@ void envfs_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		goto out;
 	}
 	/* The variable exists (empty) from here on, as a created file does;
-	 * the writes land at close. */
+	 * the writes land at close. Modes are the mount's (SPEC 7), but one
+	 * that grants nothing to others asks for a private file: sed -i's
+	 * temporary of a secret, an O_CREAT with 0600 (issue 14.14). */
 	if ((err = commit_create(fs, p->backend, p->arch, name, fi->flags & O_EXCL,
-				 &created, &l)) < 0 ||
+				 (mode & 077) == 0, &created, &l)) < 0 ||
 	    (err = tree_intern(fs->tree, p, name, strlen(name), NODE_VAR, 0, &n)) < 0)
 		goto out;
 	e = epoch_enter(&fs->state);
@@ -439,12 +440,25 @@ void envfs_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	if (err < 0)
 		goto out;
 	/* Modes and owners are the mount's; one that changes nothing is
-	 * fine (sed -i copies them onto its temporary file). */
+	 * fine (sed -i copies them onto its temporary file). A variable's
+	 * override may go between 0600 (private) and 0644. */
 	err = -EPERM;
-	if (((to_set & FUSE_SET_ATTR_MODE) && (attr->st_mode & 07777) != (st.st_mode & 07777)) ||
-	    ((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != st.st_uid) ||
+	if (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != st.st_uid) ||
 	    ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != st.st_gid))
 		goto out;
+	if ((to_set & FUSE_SET_ATTR_MODE) && (attr->st_mode & 07777) != (st.st_mode & 07777)) {
+		mode_t want = attr->st_mode & 07777;
+
+		if (n->kind != NODE_VAR || (want != 0600 && want != 0644) || !tree_named(fs->tree, n->ino))
+			goto out;
+		if ((err = commit_privacy(fs, n->backend, n->arch, n->name, want == 0600, &l)) < 0)
+			goto out;
+		tree_mark_changed(fs->tree, n);
+		rebind(fs, t.vn, n, NULL, 0, want == 0600);
+		err = inval_add_inode(&l, ino);
+		if (err < 0)
+			goto out;
+	}
 	err = 0;
 	if ((to_set & FUSE_SET_ATTR_SIZE) && n->kind != NODE_VAR) {
 		err = ll_is_dir(n) ? -EISDIR : -EACCES;

@@ -549,6 +549,7 @@ static int build_table(struct rctx *r, const struct override_set *ov)
 		c.lit = o->value;
 		c.lit_len = o->value_len;
 		c.unset = !o->value;
+		c.secret = o->private;
 		if ((err = add_cand(r, next_var(r, o->name), c)) < 0)
 			goto out;
 	}
