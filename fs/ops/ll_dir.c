@@ -39,7 +39,14 @@ struct dent {
 	struct node *node;       /* NULL for "." and ".." */
 	fuse_ino_t ino;
 	bool dir;
+	bool link;               /* a backend's host entry */
 };
+
+/* The file type a listing shows for d. */
+static mode_t dent_type(const struct dent *d)
+{
+	return d->dir ? S_IFDIR : d->link ? S_IFLNK : S_IFREG;
+}
 
 static enum dent_kind dent_node(struct envfs *fs, struct node *p, const char *name,
 				enum node_kind kind, enum view_kind view,
@@ -50,6 +57,7 @@ static enum dent_kind dent_node(struct envfs *fs, struct node *p, const char *na
 	d->name = d->node->name;
 	d->ino = d->node->ino;
 	d->dir = ll_is_dir(d->node);
+	d->link = d->node->kind == NODE_HOST;
 	return DENT_ENTRY;
 }
 
@@ -90,12 +98,19 @@ static enum dent_kind dir_entry(struct envfs *fs, const struct epoch *e, struct 
 		if (j && !strcmp(e->dirs[j].snap->backend, e->dirs[j - 1].snap->backend))
 			return DENT_HOLE;
 		return dent_node(fs, p, e->dirs[j].snap->backend, NODE_BACKEND, 0, d, err);
-	case NODE_BACKEND:
-		if (j >= e->ndirs)
+	case NODE_BACKEND: {
+		const char *why;
+
+		/* The arches, then the host entry when there is one. */
+		if (j > e->ndirs)
 			return DENT_END;
+		if (j == e->ndirs)
+			return epoch_host(e, p->backend, &why) ?
+			       dent_node(fs, p, "host", NODE_HOST, 0, d, err) : DENT_END;
 		if (strcmp(e->dirs[j].snap->backend, p->backend))
 			return DENT_HOLE;
 		return dent_node(fs, p, e->dirs[j].snap->arch, NODE_ARCH, 0, d, err);
+	}
 	case NODE_ARCH: {
 		const struct snapshot *s = t->dir->snap;
 
@@ -128,13 +143,13 @@ static void dent_param(struct envfs *fs, struct epoch *cur, const struct dent *d
 	memset(ep, 0, sizeof(*ep));
 	memset(t, 0, sizeof(*t));
 	ep->attr.st_ino = d->ino;
-	ep->attr.st_mode = d->dir ? S_IFDIR : S_IFREG;
+	ep->attr.st_mode = dent_type(d);
 	if (!d->node || d->node->kind == NODE_VIEW ||
 	    ll_resolve_node(fs, cur, d->node, t) < 0 ||
 	    ll_fill_attr(fs, cur, d->node, t, &ep->attr) < 0) {
 		ll_target_release(fs, t);
 		ep->attr.st_ino = d->ino;
-		ep->attr.st_mode = d->dir ? S_IFDIR : S_IFREG;
+		ep->attr.st_mode = dent_type(d);
 		return;
 	}
 	ll_target_entry(t, ep);
@@ -190,8 +205,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			if (need > size - pos)
 				break;
 		} else {
-			struct stat st = { .st_ino = d.ino,
-					   .st_mode = d.dir ? S_IFDIR : S_IFREG };
+			struct stat st = { .st_ino = d.ino, .st_mode = dent_type(&d) };
 
 			need = fuse_add_direntry(req, buf + pos, size - pos, d.name, &st,
 						 (off_t)(i + 1));

@@ -1,4 +1,4 @@
-/* lookup, forget and getattr; see ll_internal.h. */
+/* lookup, forget, getattr and readlink; see ll_internal.h. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -25,8 +25,17 @@ static int child_kind(const struct epoch *e, const struct node *p, const char *n
 		*kind = NODE_BACKEND;
 		return epoch_has_backend(e, name) ? 0 : -ENOENT;
 	case NODE_BACKEND:
+		/* An arch directory named host would win (epoch_set_hosts). */
 		*kind = NODE_ARCH;
-		return epoch_find_dir(e, p->backend, name) ? 0 : -ENOENT;
+		if (epoch_find_dir(e, p->backend, name))
+			return 0;
+		if (!strcmp(name, "host")) {
+			const char *why;
+
+			*kind = NODE_HOST;
+			return epoch_host(e, p->backend, &why) ? 0 : -ENOENT;
+		}
+		return -ENOENT;
 	case NODE_ARCH:
 		for (k = 0; k < VIEW_COUNT; k++) {
 			if (!strcmp(name, view_file_name(k))) {
@@ -167,3 +176,23 @@ leave:
 	epoch_leave(e);
 }
 
+/* The host entry of a backend (SPEC 6.1): its target is the arch's name,
+ * relative, so the kernel resolves it in the backend directory. */
+void envfs_ll_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct envfs *fs = fs_of(req);
+	struct epoch *e = epoch_enter(&fs->state);
+	struct target t = { 0 };
+	struct node *n;
+	int err;
+
+	counters_inc(OP_READLINK);
+	if ((err = ll_resolve_ino(fs, e, ino, &n, &t)) == 0 && n->kind != NODE_HOST)
+		err = -EINVAL;
+	if (err < 0)
+		reply_err(req, err);
+	else
+		fuse_reply_readlink(req, t.link);
+	ll_target_release(fs, &t);
+	epoch_leave(e);
+}

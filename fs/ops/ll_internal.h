@@ -2,7 +2,7 @@
  * them; the rest of the daemon sees ll_ops.h).
  *
  *   ll_node.c   what a node shows in an epoch: target, attributes
- *   ll_entry.c  lookup, forget, getattr
+ *   ll_entry.c  lookup, forget, getattr, readlink
  *   ll_dir.c    opendir, readdir(plus), releasedir
  *   ll_file.c   the bytes one open sees (struct open_file)
  *   ll_read.c   open, read, release
@@ -52,6 +52,8 @@ struct target {
 	struct vnode *vn;                /* VAR: its inode; a handler ref */
 	struct blob *bytes;              /* VAR: what the inode holds; a ref */
 	bool secret;                     /* VAR: the inode's secrecy */
+	const char *link;                /* HOST: the arch it points to
+	                                    (borrowed from the epoch) */
 };
 
 static inline bool var_visible(const struct snap_var *v)
@@ -184,6 +186,7 @@ void envfs_ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
 void envfs_ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
 void envfs_ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name);
 void envfs_ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname);
+void envfs_ll_readlink(fuse_req_t req, fuse_ino_t ino);
 void envfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
 void envfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
 void envfs_ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,

@@ -95,6 +95,11 @@ int ll_resolve_node(struct envfs *fs, const struct epoch *e, const struct node *
 		return epoch_has_backend(e, n->backend) ? 0 : -ENOENT;
 	case NODE_ARCH:
 		return (t->dir = epoch_find_dir(e, n->backend, n->arch)) ? 0 : -ENOENT;
+	case NODE_HOST: {
+		const char *why;
+
+		return (t->link = epoch_host(e, n->backend, &why)) ? 0 : -ENOENT;
+	}
 	case NODE_VIEW: {
 		const struct view_meta *m;
 
@@ -198,6 +203,10 @@ int ll_fill_attr(struct envfs *fs, struct epoch *e, const struct node *n,
 		st->st_mode = S_IFREG | 0444;
 		st->st_size = e->diagnostics->len;
 		st->st_mtim = st->st_ctim = st->st_atim = e->loaded;
+		break;
+	case NODE_HOST:
+		st->st_mode = S_IFLNK | 0777;
+		st->st_size = strlen(t->link);
 		break;
 	case NODE_VAR:
 		st->st_mode = S_IFREG | (t->secret ? 0600 : 0644);

@@ -69,6 +69,7 @@ const struct fuse_lowlevel_ops envfs_ll_ops = {
 	.rmdir = envfs_ll_rmdir,
 	.symlink = envfs_ll_symlink,
 	.link = envfs_ll_link,
+	.readlink = envfs_ll_readlink,
 	.getxattr = envfs_ll_getxattr,
 	.listxattr = envfs_ll_listxattr,
 	.setxattr = envfs_ll_setxattr,

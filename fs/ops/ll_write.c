@@ -517,6 +517,8 @@ void envfs_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		err = -ESTALE;
 	else if ((err = ll_may_change(fs, req)) < 0)
 		;
+	else if (p->kind == NODE_BACKEND)
+		err = -EPERM;       /* an arch, or the host entry: the specs' */
 	else if (p->kind != NODE_ARCH || reserved_name(name))
 		err = -EACCES;
 	else {
@@ -548,6 +550,10 @@ void envfs_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		goto out;
 	if (flags & ~RENAME_NOREPLACE) {
 		err = -EINVAL;        /* RENAME_EXCHANGE, RENAME_WHITEOUT */
+		goto out;
+	}
+	if (p->kind == NODE_BACKEND || np->kind == NODE_BACKEND) {
+		err = -EPERM;       /* arches and the host entry are the specs' */
 		goto out;
 	}
 	if (p->kind != NODE_ARCH || np->kind != NODE_ARCH ||

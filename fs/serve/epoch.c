@@ -90,6 +90,10 @@ int epoch_clone_dirs(const struct epoch *src, struct epoch **out)
 	e->ndirs = src->ndirs;
 	e->generation = src->generation;
 	e->changed = src->changed;
+	if ((err = epoch_copy_hosts(e, src)) < 0) {
+		epoch_unref(e);
+		return err;
+	}
 	*out = e;
 	return 0;
 }
@@ -170,6 +174,12 @@ void epoch_unref(struct epoch *e)
 	for (i = 0; i < e->ndirs; i++)
 		dir_release(&e->dirs[i]);
 	free(e->dirs);
+	for (i = 0; i < e->nhosts; i++) {
+		free(e->hosts[i].backend);
+		free(e->hosts[i].arch);
+		free(e->hosts[i].why);
+	}
+	free(e->hosts);
 	blob_unref(e->status);
 	blob_unref(e->diagnostics);
 	free(e->last_error);
@@ -188,6 +198,73 @@ bool epoch_var_visible(const struct snap_var *v)
 		if (!strcmp(v->name, view_file_name(k)))
 			return false;
 	return true;
+}
+
+/* Appends a host entry (strings copied; arch and why may be NULL). */
+static int add_host(struct epoch *e, const char *backend, const char *arch, const char *why)
+{
+	struct epoch_host *h;
+
+	if (!(h = realloc(e->hosts, (e->nhosts + 1) * sizeof(*h))))
+		return -ENOMEM;
+	e->hosts = h;
+	h = &e->hosts[e->nhosts];
+	h->backend = strdup(backend);
+	h->arch = arch ? strdup(arch) : NULL;
+	h->why = why ? strdup(why) : NULL;
+	if (!h->backend || (arch && !h->arch) || (why && !h->why)) {
+		free(h->backend);
+		free(h->arch);
+		free(h->why);
+		return -ENOMEM;
+	}
+	e->nhosts++;
+	return 0;
+}
+
+int epoch_set_hosts(struct epoch *e, const struct world *w)
+{
+	size_t i;
+	int err = 0;
+
+	/* Directories are sorted by backend: one entry per run of them. */
+	for (i = 0; i < e->ndirs && err == 0; i++) {
+		const char *b = e->dirs[i].snap->backend, *why = NULL, *arch;
+
+		if (i && !strcmp(b, e->dirs[i - 1].snap->backend))
+			continue;
+		if (epoch_find_dir(e, b, "host"))
+			err = add_host(e, b, NULL, "an arch directory is named host");
+		else if ((arch = world_host_arch(w, b, &why)) && !epoch_find_dir(e, b, arch))
+			err = add_host(e, b, NULL, "the detected arch has no directory here");
+		else
+			err = add_host(e, b, arch, arch ? NULL : why);
+	}
+	return err;
+}
+
+int epoch_copy_hosts(struct epoch *e, const struct epoch *src)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < src->nhosts && err == 0; i++)
+		err = add_host(e, src->hosts[i].backend, src->hosts[i].arch, src->hosts[i].why);
+	return err;
+}
+
+const char *epoch_host(const struct epoch *e, const char *backend, const char **why)
+{
+	size_t i;
+
+	*why = "no such backend";
+	for (i = 0; i < e->nhosts; i++) {
+		if (strcmp(e->hosts[i].backend, backend))
+			continue;
+		*why = e->hosts[i].why;
+		return e->hosts[i].arch;
+	}
+	return NULL;
 }
 
 static int dir_cmp(const struct snapshot *s, const char *backend, const char *arch)

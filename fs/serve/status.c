@@ -77,6 +77,16 @@ int status_render(struct envfs *fs, const struct epoch *e,
 	    (err = add_trust_warnings(&fs->trust, out)) < 0 ||
 	    (err = sb_addf(out, "overrides: %zu\n", nov)) < 0)
 		goto out;
+	/* Where each backend's host entry points, or why it has none. */
+	for (i = 0; i < e->nhosts; i++) {
+		const struct epoch_host *h = &e->hosts[i];
+
+		err = h->arch ? sb_addf(out, "host %s: %s\n", h->backend, h->arch)
+			      : sb_addf(out, "host %s: none (%s)\n", h->backend,
+					h->why ? h->why : "nothing detected");
+		if (err < 0)
+			goto out;
+	}
 	for (i = 0; i < e->ndirs; i++) {
 		const struct epoch_dir *d = &e->dirs[i];
 		struct blob *b = atomic_load(&((struct epoch_dir *)d)->views[VIEW_DIGEST]);

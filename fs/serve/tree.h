@@ -46,6 +46,7 @@ enum node_kind {
 	NODE_ARCH,           /* env/<backend>/<arch>/ */
 	NODE_VAR,            /* env/<backend>/<arch>/<NAME> */
 	NODE_VIEW,           /* env/<backend>/<arch>/{env_file,...} */
+	NODE_HOST,           /* env/<backend>/host: a symlink to an arch */
 };
 
 enum {

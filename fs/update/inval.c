@@ -197,6 +197,35 @@ static int dir_order(const struct epoch_dir *a, const struct epoch_dir *b)
 	return c ? c : strcmp(a->snap->arch, b->snap->arch);
 }
 
+/* The host entries of both epochs (SPEC 6.1): a changed target is a
+ * changed symlink, an entry that came or went a changed name. */
+static int diff_hosts(struct envfs *fs, struct epoch *old, struct epoch *new,
+		      struct node *env, struct inval_list *l)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < new->nhosts && err == 0; i++) {
+		const char *b = new->hosts[i].backend, *na = new->hosts[i].arch, *why;
+		const char *oa = epoch_host(old, b, &why);
+		struct node *bnode, *h;
+
+		if (!oa == !na && (!na || !strcmp(oa, na)))
+			continue;
+		l->changed = true;
+		bnode = env && tree_known(fs->tree, env) ?
+			tree_find(fs->tree, INO_ENV, b, strlen(b)) : NULL;
+		if (!oa || !na) {
+			err = name_changed(fs, l, bnode, "host", 4);
+			continue;
+		}
+		if ((h = known_child(fs, bnode, "host", 4)) &&
+		    (err = inval_add_entry(l, bnode->ino, "host", 4)) == 0)
+			err = inval_add_inode(l, h->ino);
+	}
+	return err;
+}
+
 int inval_diff(struct envfs *fs, struct epoch *old, struct epoch *new,
 	       struct inval_list *out)
 {
@@ -240,7 +269,7 @@ int inval_diff(struct envfs *fs, struct epoch *old, struct epoch *new,
 					strlen(d->snap->arch))) < 0)
 			return err;
 	}
-	return 0;
+	return diff_hosts(fs, old, new, env, out);
 }
 
 int inval_send(struct fuse_session *se, const struct inval_list *l)

@@ -117,6 +117,8 @@ static int resolve_inputs(struct envfs *fs, struct load *ld, int err)
 		err = diag_extend(&ld->diags, &res->diags);
 		if (err == 0)
 			err = epoch_from_resolution(res, &ld->epoch);
+		if (err == 0)
+			err = epoch_set_hosts(ld->epoch, ld->world);
 		resolution_free(res);
 		return err;
 	}
