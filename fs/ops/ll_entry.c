@@ -135,7 +135,6 @@ void envfs_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct envfs *fs = fs_of(req);
 	struct epoch *e = epoch_enter(&fs->state);
 	struct node *n = tree_get(fs->tree, ino);
-	struct target t = { 0 };
 	struct stat st;
 	int err;
 
@@ -164,15 +163,12 @@ void envfs_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_attr(req, &st, 0);
 		goto leave;
 	}
-	if ((err = ll_resolve_ino(fs, e, ino, &n, &t)) < 0 ||
-	    (err = ll_fill_attr(fs, e, n, &t, &st)) < 0)
+	if ((err = ll_reply_attr(req, fs, e, ino)) < 0)
 		goto out;
-	fuse_reply_attr(req, &st, ll_attr_timeout(fs, n));
 	goto leave;
 out:
 	reply_err(req, err);
 leave:
-	ll_target_release(fs, &t);
 	epoch_leave(e);
 }
 

@@ -72,6 +72,9 @@ int ll_resolve_node(struct envfs *fs, const struct epoch *e, const struct node *
 int ll_resolve_ino(struct envfs *fs, const struct epoch *e, fuse_ino_t ino,
 		   struct node **np, struct target *t);
 void ll_target_release(struct envfs *fs, struct target *t);
+/* Replies to req with the attributes of inode ino in e, cached for the
+ * timeout its kind gets. Returns 0, or the negative errno to reply. */
+int ll_reply_attr(fuse_req_t req, struct envfs *fs, struct epoch *e, fuse_ino_t ino);
 /* Counts one kernel reference to what t is (n's node, or its vnode),
  * before a reply naming t->ino. */
 void ll_target_count(struct envfs *fs, struct node *n, const struct target *t);

@@ -18,6 +18,20 @@ void ll_target_release(struct envfs *fs, struct target *t)
 	memset(t, 0, sizeof(*t));
 }
 
+int ll_reply_attr(fuse_req_t req, struct envfs *fs, struct epoch *e, fuse_ino_t ino)
+{
+	struct target t = { 0 };
+	struct stat st;
+	struct node *n;
+	int err;
+
+	if ((err = ll_resolve_ino(fs, e, ino, &n, &t)) == 0 &&
+	    (err = ll_fill_attr(fs, e, n, &t, &st)) == 0)
+		fuse_reply_attr(req, &st, ll_attr_timeout(fs, n));
+	ll_target_release(fs, &t);
+	return err;
+}
+
 void ll_target_count(struct envfs *fs, struct node *n, const struct target *t)
 {
 	if (t->vn)

@@ -491,10 +491,8 @@ void envfs_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		fuse_reply_attr(req, &st, 0);
 		goto leave;
 	}
-	if ((err = ll_resolve_ino(fs, e, ino, &n, &t)) < 0 ||
-	    (err = ll_fill_attr(fs, e, n, &t, &st)) < 0)
+	if ((err = ll_reply_attr(req, fs, e, ino)) < 0)
 		goto out;
-	fuse_reply_attr(req, &st, ll_attr_timeout(fs, n));
 	goto leave;
 out:
 	reply_err(req, err);

@@ -433,6 +433,17 @@ static bool holds(const struct vnode *v, const char *value, size_t len, bool sec
 	       (!len || !memcmp(v->bytes->data, value, len));
 }
 
+/* The vnode of name node cur holding these bytes, or NULL; t->lock held. */
+static struct vnode *holding_locked(const struct node *cur, const char *value, size_t len,
+				    bool secret)
+{
+	struct vnode *v;
+
+	for (v = cur->vnodes; v && !holds(v, value, len, secret); v = v->next)
+		;
+	return v;
+}
+
 /* A blob of value and its newline. */
 static int file_bytes(const char *value, size_t len, struct blob **out)
 {
@@ -493,9 +504,8 @@ int tree_vnode_bind(struct tree *t, const struct node *name, const char *value,
 
 	pthread_mutex_lock(&t->lock);
 	cur = t->by_ino[name->ino].node;
-	for (v = cur->vnodes; v; v = v->next)
-		if (holds(v, value, len, secret))
-			goto found;
+	if ((v = holding_locked(cur, value, len, secret)))
+		goto found;
 	pthread_mutex_unlock(&t->lock);
 	/* Copied outside the lock: a value is up to 128 KiB. */
 	if ((err = file_bytes(value, len, &bytes)) < 0)
@@ -503,9 +513,8 @@ int tree_vnode_bind(struct tree *t, const struct node *name, const char *value,
 	pthread_mutex_lock(&t->lock);
 	cur = t->by_ino[name->ino].node;
 	/* Another handler may have made it meanwhile. */
-	for (v = cur->vnodes; v; v = v->next)
-		if (holds(v, value, len, secret))
-			goto found;
+	if ((v = holding_locked(cur, value, len, secret)))
+		goto found;
 	err = -ENOMEM;
 	if (!(v = vnode_new_locked(t, cur)))
 		goto out;

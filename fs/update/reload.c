@@ -751,6 +751,21 @@ int reloader_queue(struct reloader *r, struct inval_list *l)
 	return queue(r, l, &ticket);
 }
 
+/* CLOCK_REALTIME ms from now, as the timed pthread waits take it. */
+static struct timespec deadline_in(int ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
 int reloader_queue_wait(struct reloader *r, struct inval_list *l, int max_ms)
 {
 	struct timespec until;
@@ -759,13 +774,7 @@ int reloader_queue_wait(struct reloader *r, struct inval_list *l, int max_ms)
 
 	if ((err = queue(r, l, &ticket)) < 0)
 		return err;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += max_ms / 1000;
-	until.tv_nsec += (long)(max_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = deadline_in(max_ms);
 	pthread_mutex_lock(&r->qlock);
 	while (r->started && !atomic_load(&r->stop) && r->sent < ticket && rc == 0)
 		rc = pthread_cond_timedwait(&r->sent_cond, &r->qlock, &until);
@@ -783,13 +792,7 @@ int reloader_free(struct reloader *r)
 	if (r->started) {
 		atomic_store(&r->stop, true);
 		wake(r);
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += RELOAD_STOP_MS / 1000;
-		until.tv_nsec += (long)(RELOAD_STOP_MS % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		until = deadline_in(RELOAD_STOP_MS);
 		if (pthread_timedjoin_np(r->thread, NULL, &until) != 0)
 			return -ETIMEDOUT;
 	}

@@ -111,6 +111,43 @@ def write_config(config, k):
         os.rename(tmp, config)
 
 
+def check_cfg_view(raw, size, errors):
+    """env_file read whole: its size agrees, and its MOUNT_STRESS_CFG line
+    is exactly one written value. Returns the text."""
+    if size != len(raw):
+        errors.append(("torn", "env_file: fstat says %d bytes, read %d" % (size, len(raw))))
+    text = raw.decode()
+    cfg = [line for line in text.split("\n") if line.startswith("MOUNT_STRESS_CFG=")]
+    if len(cfg) != 1 or not cfg_ok(cfg[0].split("=", 1)[1]):
+        errors.append(("torn", "env_file: MOUNT_STRESS_CFG lines %r" % [c[:40] for c in cfg]))
+    return text
+
+
+def check_cfg_var(raw, size, errors):
+    """MOUNT_STRESS_CFG read whole: one written value, its size agreeing."""
+    if size != len(raw) or not raw.endswith(b"\n") or not cfg_ok(raw[:-1].decode()):
+        errors.append(("torn", "MOUNT_STRESS_CFG: %d bytes (fstat %d): %r...%r"
+                       % (len(raw), size, raw[:16], raw[-16:])))
+
+
+def rewrite_loop(config, stop, counts, key):
+    """Rewrites config every 10 ms until stop; counts[key] = rewrites."""
+    k = 0
+    while not stop.wait(0.01):
+        k += 1
+        write_config(config, k)
+    counts[key] = k
+
+
+def run_threads(threads, stop, seconds):
+    for th in threads:
+        th.start()
+    stop.wait(seconds)
+    stop.set()
+    for th in threads:
+        th.join()
+
+
 def read_file(path):
     """(bytes, fstat size) of one open, read to EOF."""
     with open(path, "rb") as f:
@@ -209,16 +246,8 @@ def run(d, config, seconds, result):
             if x < 0.1:
                 t = time.monotonic()
                 raw, size = read_file(os.path.join(d, "env_file"))
-                if size != len(raw):
-                    errors.append(("torn", "env_file: fstat says %d bytes, read %d"
-                                   % (size, len(raw))))
-                text = raw.decode()
+                text = check_cfg_view(raw, size, errors)
                 seen = {}
-                cfg = [line for line in text.split("\n")
-                       if line.startswith("MOUNT_STRESS_CFG=")]
-                if len(cfg) != 1 or not cfg_ok(cfg[0].split("=", 1)[1]):
-                    errors.append(("torn", "env_file: MOUNT_STRESS_CFG lines %r"
-                                   % [c[:40] for c in cfg]))
                 for line in text.split("\n"):
                     if line.startswith("W") and "=" in line:
                         name, value = line.split("=", 1)
@@ -234,9 +263,7 @@ def run(d, config, seconds, result):
                 except FileNotFoundError:
                     errors.append(("missing", "MOUNT_STRESS_CFG, which every config sets"))
                     continue
-                if size != len(raw) or not raw.endswith(b"\n") or not cfg_ok(raw[:-1].decode()):
-                    errors.append(("torn", "MOUNT_STRESS_CFG: %d bytes (fstat %d): %r...%r"
-                                   % (len(raw), size, raw[:16], raw[-16:])))
+                check_cfg_var(raw, size, errors)
                 continue
             name = name_of(rnd.randrange(WRITERS), rnd.randrange(VARS))
             t = time.monotonic()
@@ -260,22 +287,11 @@ def run(d, config, seconds, result):
             counts["env_reads"] += ne
             counts["cfg_reads"] += nc
 
-    def rewriter():
-        k = 0
-        while not stop.wait(0.01):
-            k += 1
-            write_config(config, k)
-        counts["config_rewrites"] = k
-
     threads = [threading.Thread(target=writer, args=(w,)) for w in range(WRITERS)]
     threads += [threading.Thread(target=reader, args=(r,)) for r in range(READERS)]
-    threads.append(threading.Thread(target=rewriter))
-    for th in threads:
-        th.start()
-    stop.wait(seconds)
-    stop.set()
-    for th in threads:
-        th.join()
+    threads.append(threading.Thread(target=rewrite_loop,
+                                    args=(config, stop, counts, "config_rewrites")))
+    run_threads(threads, stop, seconds)
 
     # Staleness, now that every acknowledgement is known.
     def check(t, name, got):
@@ -345,39 +361,19 @@ def run_ro(d, config, seconds):
             except FileNotFoundError:
                 errors.append(("missing", "MOUNT_STRESS_CFG, which every config sets"))
                 continue
-            if size != len(raw):
-                errors.append(("torn", "%s: fstat says %d bytes, read %d"
-                               % ("env_file" if env else "MOUNT_STRESS_CFG", size, len(raw))))
             if env:
-                cfg = [line for line in raw.decode().split("\n")
-                       if line.startswith("MOUNT_STRESS_CFG=")]
-                if len(cfg) != 1 or not cfg_ok(cfg[0].split("=", 1)[1]):
-                    errors.append(("torn", "env_file: MOUNT_STRESS_CFG lines %r"
-                                   % [c[:40] for c in cfg]))
+                check_cfg_view(raw, size, errors)
                 ne += 1
-            elif not raw.endswith(b"\n") or not cfg_ok(raw[:-1].decode()):
-                errors.append(("torn", "MOUNT_STRESS_CFG: %d bytes: %r...%r"
-                               % (len(raw), raw[:16], raw[-16:])))
+            else:
+                check_cfg_var(raw, size, errors)
             n += 1
         with lock:
             counts["reads"] += n
             counts["env_reads"] += ne
 
-    def rewriter():
-        k = 0
-        while not stop.wait(0.01):
-            k += 1
-            write_config(config, k)
-        counts["rewrites"] = k
-
     threads = [threading.Thread(target=reader, args=(r,)) for r in range(READERS)]
-    threads.append(threading.Thread(target=rewriter))
-    for th in threads:
-        th.start()
-    stop.wait(seconds)
-    stop.set()
-    for th in threads:
-        th.join()
+    threads.append(threading.Thread(target=rewrite_loop, args=(config, stop, counts, "rewrites")))
+    run_threads(threads, stop, seconds)
     kinds = {}
     for kind, _ in errors:
         kinds[kind] = kinds.get(kind, 0) + 1
