@@ -229,7 +229,7 @@ int ll_fill_attr(struct envfs *fs, struct epoch *e, const struct node *n,
 	case NODE_VIEW:
 		/* The size alone: a large view is not kept rendered. */
 		st->st_mode = S_IFREG | (t->secret ? 0600 : 0444);
-		st->st_size = t->vn->meta.len;
+		st->st_size = t->vn->view->meta.len;
 		break;
 	default:
 		break;

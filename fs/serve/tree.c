@@ -25,7 +25,7 @@ struct tree {
 	struct slot *by_ino;     /* index = ino; slot 0 unused */
 	size_t nino, cap_ino;
 	fuse_ino_t *free_ino;    /* numbers of freed vnodes, to reuse */
-	uint64_t *free_gen;      /* ... and how often each was used */
+	uint32_t *free_gen;      /* ... and how often each was used */
 	size_t nfree, cap_free;
 	struct node **buckets;   /* power of two */
 	size_t nbuckets, nnodes;
@@ -193,6 +193,18 @@ out:
 	return err;
 }
 
+/* What v holds, released: its bytes, or its view's rendering. */
+static void vnode_content_free(struct tree *t, struct vnode *v)
+{
+	if (t->by_ino[v->name].node->kind != NODE_VIEW) {
+		blob_unref(v->bytes);
+	} else if (v->view) {
+		snapshot_unref(v->view->snap);
+		epoch_dir_free(v->view->own);
+		free(v->view);
+	}
+}
+
 void tree_free(struct tree *t)
 {
 	size_t i;
@@ -202,9 +214,7 @@ void tree_free(struct tree *t)
 	/* At exit the kernel has let go of everything it held. */
 	for (i = 0; i < t->nino; i++) {
 		if (t->by_ino[i].vn) {
-			blob_unref(t->by_ino[i].vn->bytes);
-			snapshot_unref(t->by_ino[i].vn->snap);
-			epoch_dir_free(t->by_ino[i].vn->own);
+			vnode_content_free(t, t->by_ino[i].vn);
 			free(t->by_ino[i].vn);
 		}
 	}
@@ -370,9 +380,7 @@ static void vnode_maybe_free_locked(struct tree *t, struct vnode *v)
 		t->free_ino[t->nfree] = v->ino;
 		t->free_gen[t->nfree++] = v->generation + 1;
 	}
-	blob_unref(v->bytes);
-	snapshot_unref(v->snap);
-	epoch_dir_free(v->own);
+	vnode_content_free(t, v);
 	free(v);
 }
 
@@ -478,7 +486,7 @@ static struct vnode *vnode_new_locked(struct tree *t, struct node *cur)
 	if (t->cap_free < t->nino) {
 		size_t cap = t->nino * 2;
 		fuse_ino_t *fi = realloc(t->free_ino, cap * sizeof(*fi));
-		uint64_t *fg = fi ? realloc(t->free_gen, cap * sizeof(*fg)) : NULL;
+		uint32_t *fg = fi ? realloc(t->free_gen, cap * sizeof(*fg)) : NULL;
 
 		if (fi)
 			t->free_ino = fi;
@@ -534,6 +542,7 @@ out:
 int tree_vnode_bind_view(struct tree *t, const struct node *name, struct snapshot *snap,
 			 const struct view_meta *meta, bool secret, struct vnode **out)
 {
+	struct vnode_view *view = NULL;
 	struct vnode *v;
 	struct node *cur;
 	int err = 0;
@@ -541,14 +550,17 @@ int tree_vnode_bind_view(struct tree *t, const struct node *name, struct snapsho
 	pthread_mutex_lock(&t->lock);
 	cur = t->by_ino[name->ino].node;
 	for (v = cur->vnodes; v; v = v->next)
-		if (v->secret == secret && view_meta_equal(&v->meta, meta))
+		if (v->secret == secret && view_meta_equal(&v->view->meta, meta))
 			goto found;
 	err = -ENOMEM;
-	if (!(v = vnode_new_locked(t, cur)))
+	if (!(view = calloc(1, sizeof(*view))) || !(v = vnode_new_locked(t, cur))) {
+		free(view);
 		goto out;
+	}
 	v->secret = secret;
-	v->meta = *meta;
-	v->snap = snapshot_ref(snap);
+	v->view = view;
+	view->meta = *meta;
+	view->snap = snapshot_ref(snap);
 found:
 	v->refs++;
 	*out = v;
@@ -564,20 +576,20 @@ struct epoch_dir *tree_vnode_view_dir(struct tree *t, struct vnode *v,
 	struct epoch_dir *own = NULL, *d;
 
 	pthread_mutex_lock(&t->lock);
-	d = cur && cur->snap == v->snap ? cur : v->own;
+	d = cur && cur->snap == v->view->snap ? cur : v->view->own;
 	pthread_mutex_unlock(&t->lock);
 	if (d)
 		return d;
 	/* Made outside the lock, kept by the first to come back. A handler
 	 * reference keeps v and its own directory alive. */
-	if (epoch_dir_alone(v->snap, &own) < 0)
+	if (epoch_dir_alone(v->view->snap, &own) < 0)
 		return NULL;
 	pthread_mutex_lock(&t->lock);
-	if (!v->own) {
-		v->own = own;
+	if (!v->view->own) {
+		v->view->own = own;
 		own = NULL;
 	}
-	d = v->own;
+	d = v->view->own;
 	pthread_mutex_unlock(&t->lock);
 	epoch_dir_free(own);
 	return d;
@@ -595,13 +607,13 @@ void tree_vnode_move_view(struct tree *t, const struct node *name, struct snapsh
 	for (v = t->by_ino[name->ino].node->vnodes; v; v = v->next) {
 		/* A vnode in use may be reading its renders; the next reload
 		 * moves it. */
-		if (v->snap == snap || v->refs || !view_meta_equal(&v->meta, meta) ||
+		if (v->view->snap == snap || v->refs || !view_meta_equal(&v->view->meta, meta) ||
 		    n == sizeof(drop) / sizeof(drop[0]))
 			continue;
-		drop[n] = v->snap;
-		own[n++] = v->own;
-		v->snap = snapshot_ref(snap);
-		v->own = NULL;
+		drop[n] = v->view->snap;
+		own[n++] = v->view->own;
+		v->view->snap = snapshot_ref(snap);
+		v->view->own = NULL;
 	}
 	pthread_mutex_unlock(&t->lock);
 	for (i = 0; i < n; i++) {

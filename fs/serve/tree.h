@@ -76,23 +76,30 @@ struct node {
 	struct vnode *vnodes;    /* NODE_VAR: its inodes; under the lock */
 };
 
+/* What a view file's inode holds: a rendering, not its bytes. */
+struct vnode_view {
+	struct snapshot *snap;   /* what it renders; one reference */
+	struct epoch_dir *own;   /* renders of snap made for it, once no
+	                            published epoch has snap; or NULL */
+	struct view_meta meta;   /* size and checksum */
+};
+
 /* The inode of a variable or view file holding one value (see above).
  * ino, name and generation are immutable; the rest is the tree's, under
- * its lock. */
+ * its lock. One per file the kernel holds (10,000 and more): packed. */
 struct vnode {
 	fuse_ino_t ino;          /* what the kernel knows */
 	fuse_ino_t name;         /* its name node (tree_get: the current one,
 	                            after renames) */
-	uint64_t generation;     /* how often the number was used before */
-	struct blob *bytes;      /* variable: "value\n"; one reference */
-	struct snapshot *snap;   /* view: what it renders; one reference */
-	struct epoch_dir *own;   /* view: renders of snap made for it, once
-	                            no published epoch has snap; or NULL */
-	struct view_meta meta;   /* view: size and checksum */
-	bool secret;
+	union {
+		struct blob *bytes;      /* variable: "value\n"; one reference */
+		struct vnode_view *view; /* view: owned */
+	};
 	uint64_t nlookup;        /* kernel references */
-	unsigned refs;           /* request handlers using it */
 	struct vnode *next;      /* the name node's list */
+	uint32_t generation;     /* how often the number was used before */
+	uint32_t refs : 31;      /* request handlers using it */
+	bool secret : 1;
 };
 
 struct tree;

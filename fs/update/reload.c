@@ -306,7 +306,8 @@ struct reloader {
 	 * without IN_CLOSE_WRITE): not to be read before they are. */
 	struct watch *open;
 	size_t nopen;
-	long cycle_start;            /* when the current reload began (ms) */
+	long writer_since;           /* since when every check found a writer
+	                                (ms), or 0 */
 	pthread_t thread;
 	bool started;
 	atomic_bool stop;
@@ -623,18 +624,27 @@ static bool inputs_being_written(struct reloader *r)
  * again), and no writer has one open, since an in-place rewrite shows
  * readers an empty or half-written file for a moment (a name the config
  * sets before and after would vanish in between, issue 14.6). A writer
- * that keeps an input open is waited for RELOAD_MAX_WRITER_MS at most. */
+ * found at every check for RELOAD_MAX_WRITER_MS (one that keeps an input
+ * open) is waited for no longer; one that comes and goes, however often,
+ * always is. */
 static bool inputs_unchanged(void *arg)
 {
 	struct reloader *r = arg;
+	long now;
 
 	if (drain_events(r) > 0)
 		return false;
-	if (now_ms() - r->cycle_start < RELOAD_MAX_WRITER_MS && inputs_being_written(r)) {
-		usleep(RELOAD_QUIET_MS * 1000);
-		return false;
+	if (!inputs_being_written(r)) {
+		r->writer_since = 0;
+		return true;
 	}
-	return true;
+	now = now_ms();
+	if (!r->writer_since)
+		r->writer_since = now;
+	if (now - r->writer_since >= RELOAD_MAX_WRITER_MS)
+		return true;
+	usleep(RELOAD_QUIET_MS * 1000);
+	return false;
 }
 
 static void send_queued(struct reloader *r)
@@ -680,7 +690,7 @@ static void *reloader_main(void *arg)
 			 * A failed load is reported through status and
 			 * diagnostics; the thread goes on watching, what the
 			 * inputs' paths lead to now. */
-			r->cycle_start = now_ms();
+			r->writer_since = 0;
 			do
 				debounce(r);
 			while (!atomic_load(&r->stop) &&
