@@ -23,7 +23,9 @@
 #include "envfs.h"
 #include "ll_ops.h"
 #include "memory.h"
+#include "procfd.h"
 #include "reload.h"
+#include "state_lock.h"
 #include "statefile.h"
 
 #define FUSE_SUPER_MAGIC 0x65735546
@@ -67,7 +69,7 @@ static int load_state(struct envfs *fs)
 {
 	struct diag_list d = DIAG_LIST_INIT;
 	struct strbuf sb = STRBUF_INIT;
-	const char *path = fs->opts->ci.state;
+	const char *path = fs->state_path;
 	size_t i;
 	int err = 0;
 
@@ -101,6 +103,7 @@ static int daemon_ready(void *arg)
 
 int cmd_mount(int argc, char **argv, bool as_helper)
 {
+	struct state_lock slock = { .path = NULL, .fd = -1 };
 	struct mount_opts mo;
 	struct envfs fs;
 	struct fuse_session *se = NULL;
@@ -126,6 +129,10 @@ int cmd_mount(int argc, char **argv, bool as_helper)
 	if (inputs_finish(&mo.ci) < 0 || check_mountpoint(mo.mountpoint) < 0)
 		goto out;
 	fs.opts = &mo;
+	/* Before anything is read: one daemon per state file. */
+	if (mo.ci.state && state_lock_take(mo.ci.state, &slock) < 0)
+		goto out;
+	fs.state_path = slock.path;
 	fs.uid = getuid();
 	fs.gid = getgid();
 	if (tree_new(&fs.tree) < 0) {
@@ -149,6 +156,9 @@ int cmd_mount(int argc, char **argv, bool as_helper)
 	 * leaves an ignored signal alone; SPEC 8 says SIGINT unmounts. */
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	/* A writer opening an input while the reload thread holds its
+	 * momentary read lease (reload.c) sends SIGIO, which would kill. */
+	signal(SIGIO, SIG_IGN);
 	if (fuse_set_signal_handlers(se) != 0)
 		goto out;
 	handlers = true;
@@ -156,12 +166,17 @@ int cmd_mount(int argc, char **argv, bool as_helper)
 		goto out;
 	mounted = true;
 	fs.se = se;
+	/* Unknown, a bare truncation is committed at its first close. */
+	if (procfd_mount_dev(mo.mountpoint, &fs.dev) < 0)
+		fs.dev = 0;
 	/* The shell gets its prompt back only once the threads run: a start
 	 * that fails before then exits 2 with its reasons on the terminal. */
 	if ((res = envfs_daemonize_begin(mo.foreground, &ready)) < 0) {
 		fprintf(stderr, "primus-envfs: cannot daemonize: %s\n", strerror(-res));
 		goto out;
 	}
+	/* The daemon is the forked child now: the lock names it. */
+	state_lock_note_pid(&slock);
 	if (reloader_start(fs.reloader) < 0)
 		goto out;
 	res = loop_run(se, &(struct loop_opts){
@@ -176,8 +191,20 @@ out:
 	/* Not ready after all: the parent, waiting, exits 2. */
 	if (ready >= 0)
 		close(ready);
-	/* The reload thread sends notifications on se: stop it first. */
-	reloader_free(fs.reloader);
+	/* The reload thread sends notifications on se: stop it first. One
+	 * stuck on an input that never answers must not keep the daemon
+	 * alive (SIGTERM ends it within 2 s): unmount and leave, freeing
+	 * nothing that thread may still touch. */
+	if (reloader_free(fs.reloader) < 0) {
+		fprintf(stderr, "primus-envfs: the reload thread did not stop within %d ms "
+			"(an input that does not answer?); exiting without it\n", RELOAD_STOP_MS);
+		if (mounted)
+			fuse_session_unmount(se);
+		/* Not exit(): the sanitizers' exit-time checks stop every
+		 * thread first, and that one cannot be stopped. */
+		fflush(NULL);
+		_exit(ret);
+	}
 	if (mounted)
 		fuse_session_unmount(se);
 	if (handlers)
@@ -193,12 +220,14 @@ out:
 	if (state_ready)
 		epoch_slot_release(&fs.state);
 	world_free(fs.world);
+	diag_list_release(&fs.trust);
 	override_set_release(&fs.ov);
 	tree_free(fs.tree);
 	pthread_mutex_destroy(&fs.ov_lock);
 	pthread_mutex_destroy(&fs.publish_lock);
 	pthread_mutex_destroy(&fs.wopen_lock);
 	pthread_mutex_destroy(&fs.live_lock);
+	state_lock_release(&slock);
 	mount_opts_release(&mo);
 	return ret;
 }

@@ -29,6 +29,7 @@ static const char *const op_names[OP_COUNT] = {
 	[OP_REMOVEXATTR] = "removexattr",
 	[OP_STATFS] = "statfs",
 	[OP_ACCESS] = "access",
+	[OP_READLINK] = "readlink",
 };
 
 /* One process serves one mount, so the counters are process-wide. Each

@@ -44,6 +44,7 @@ enum counter_op {
 	OP_REMOVEXATTR,
 	OP_STATFS,
 	OP_ACCESS,
+	OP_READLINK,
 	OP_COUNT
 };
 

@@ -1,4 +1,4 @@
-/* envfs: the running daemon, shared by the request handlers (ll_ops.c),
+/* envfs: the running daemon, shared by the request handlers (fs/ops/ll_*.c),
  * the reload thread (reload.c) and the command (cmd_mount.c). */
 #ifndef ENVFS_ENVFS_H
 #define ENVFS_ENVFS_H
@@ -18,6 +18,9 @@ struct reloader;
 
 struct envfs {
 	const struct mount_opts *opts;   /* borrowed from cmd_mount */
+	/* --state resolved once at start (state_lock.h), or NULL; borrowed
+	 * from cmd_mount. */
+	const char *state_path;
 	struct tree *tree;               /* owned */
 	struct epoch_slot state;              /* the published epoch */
 	/* Per-run overrides (issue 5 writes them); every load passes them to
@@ -29,11 +32,19 @@ struct envfs {
 	 * another and the diff is always against the one being replaced. */
 	pthread_mutex_t publish_lock;
 	struct world *world;             /* last good inputs; owned */
+	/* Inputs another user can change, as the last load attempt found
+	 * them (inputs_trust.h), for status; under publish_lock. Found
+	 * while the inputs are read, never when status is rendered: a
+	 * commit must not wait on the inputs' filesystem. */
+	struct diag_list trust;
 	uid_t uid;                       /* owner of every file */
 	gid_t gid;
+	/* The mount's device, to find the mount's files among a process's
+	 * descriptors (procfd.h); 0 when /proc did not say. */
+	dev_t dev;
 	struct fuse_session *se;         /* set once mounted */
 	struct reloader *reloader;       /* owned */
-	/* Open write handles (ll_ops.c), so the truncate the kernel sends
+	/* Open write handles (ll_write.c), so the truncate the kernel sends
 	 * for an O_TRUNC open is applied to that open, not committed.
 	 * Guarded by wopen_lock. */
 	pthread_mutex_t wopen_lock;
@@ -41,7 +52,7 @@ struct envfs {
 	/* Every handle the kernel holds (open files and directories), so
 	 * those it never released are freed at exit (handles.h). */
 	struct handles handles;
-	/* -o ro fast path (ll_ops.c): set at init when the kernel can do
+	/* -o ro fast path (ll_ops.c, ll_read.c): set at init when the kernel can do
 	 * without OPEN / OPENDIR, which then get ENOSYS, so a warm `cat`
 	 * costs no request at all. */
 	bool zero_open;

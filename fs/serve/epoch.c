@@ -1,5 +1,6 @@
 /* Published epochs; see epoch.h. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -89,6 +90,10 @@ int epoch_clone_dirs(const struct epoch *src, struct epoch **out)
 	e->ndirs = src->ndirs;
 	e->generation = src->generation;
 	e->changed = src->changed;
+	if ((err = epoch_copy_hosts(e, src)) < 0) {
+		epoch_unref(e);
+		return err;
+	}
 	*out = e;
 	return 0;
 }
@@ -129,25 +134,137 @@ struct epoch *epoch_ref(struct epoch *e)
 	return e;
 }
 
+/* What an epoch_dir holds, released. */
+static void dir_release(struct epoch_dir *d)
+{
+	int k;
+
+	for (k = 0; k < VIEW_COUNT; k++) {
+		blob_unref(atomic_load(&d->views[k]));
+		blob_unref(d->reading[k]);
+	}
+	snapshot_unref(d->snap);
+}
+
+int epoch_dir_alone(struct snapshot *snap, struct epoch_dir **out)
+{
+	struct epoch_dir *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	d->snap = snapshot_ref(snap);
+	*out = d;
+	return 0;
+}
+
+void epoch_dir_free(struct epoch_dir *d)
+{
+	if (d) {
+		dir_release(d);
+		free(d);
+	}
+}
+
 void epoch_unref(struct epoch *e)
 {
 	size_t i;
-	int k;
 
 	if (!e || atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
 		return;
-	for (i = 0; i < e->ndirs; i++) {
-		for (k = 0; k < VIEW_COUNT; k++) {
-			blob_unref(atomic_load(&e->dirs[i].views[k]));
-			blob_unref(e->dirs[i].reading[k]);
-		}
-		snapshot_unref(e->dirs[i].snap);
-	}
+	for (i = 0; i < e->ndirs; i++)
+		dir_release(&e->dirs[i]);
 	free(e->dirs);
+	for (i = 0; i < e->nhosts; i++) {
+		free(e->hosts[i].backend);
+		free(e->hosts[i].arch);
+		free(e->hosts[i].why);
+	}
+	free(e->hosts);
 	blob_unref(e->status);
 	blob_unref(e->diagnostics);
 	free(e->last_error);
 	free(e);
+}
+
+bool epoch_var_visible(const struct snap_var *v)
+{
+	int k;
+
+	if (!v || !v->set || v->view_name || !v->name_len || v->name_len > NAME_MAX ||
+	    memchr(v->name, '/', v->name_len) || memchr(v->name, '\0', v->name_len) ||
+	    !strcmp(v->name, ".") || !strcmp(v->name, ".."))
+		return false;
+	for (k = 0; k < VIEW_COUNT; k++)
+		if (!strcmp(v->name, view_file_name(k)))
+			return false;
+	return true;
+}
+
+/* Appends a host entry (strings copied; arch and why may be NULL). */
+static int add_host(struct epoch *e, const char *backend, const char *arch, const char *why)
+{
+	struct epoch_host *h;
+
+	if (!(h = realloc(e->hosts, (e->nhosts + 1) * sizeof(*h))))
+		return -ENOMEM;
+	e->hosts = h;
+	h = &e->hosts[e->nhosts];
+	h->backend = strdup(backend);
+	h->arch = arch ? strdup(arch) : NULL;
+	h->why = why ? strdup(why) : NULL;
+	if (!h->backend || (arch && !h->arch) || (why && !h->why)) {
+		free(h->backend);
+		free(h->arch);
+		free(h->why);
+		return -ENOMEM;
+	}
+	e->nhosts++;
+	return 0;
+}
+
+int epoch_set_hosts(struct epoch *e, const struct world *w)
+{
+	size_t i;
+	int err = 0;
+
+	/* Directories are sorted by backend: one entry per run of them. */
+	for (i = 0; i < e->ndirs && err == 0; i++) {
+		const char *b = e->dirs[i].snap->backend, *why = NULL, *arch;
+
+		if (i && !strcmp(b, e->dirs[i - 1].snap->backend))
+			continue;
+		if (epoch_find_dir(e, b, "host"))
+			err = add_host(e, b, NULL, "an arch directory is named host");
+		else if ((arch = world_host_arch(w, b, &why)) && !epoch_find_dir(e, b, arch))
+			err = add_host(e, b, NULL, "the detected arch has no directory here");
+		else
+			err = add_host(e, b, arch, arch ? NULL : why);
+	}
+	return err;
+}
+
+int epoch_copy_hosts(struct epoch *e, const struct epoch *src)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < src->nhosts && err == 0; i++)
+		err = add_host(e, src->hosts[i].backend, src->hosts[i].arch, src->hosts[i].why);
+	return err;
+}
+
+const char *epoch_host(const struct epoch *e, const char *backend, const char **why)
+{
+	size_t i;
+
+	*why = "no such backend";
+	for (i = 0; i < e->nhosts; i++) {
+		if (strcmp(e->hosts[i].backend, backend))
+			continue;
+		*why = e->hosts[i].why;
+		return e->hosts[i].arch;
+	}
+	return NULL;
 }
 
 static int dir_cmp(const struct snapshot *s, const char *backend, const char *arch)

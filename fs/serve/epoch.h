@@ -56,6 +56,14 @@ struct epoch_dir {
 	atomic_int meta_ready[VIEW_COUNT];        /* 0 no, 1 being set, 2 yes */
 };
 
+/* The host entry of one backend (SPEC 6.1): env/<backend>/host, a
+ * symlink to the arch directory a launch on this node uses. */
+struct epoch_host {
+	char *backend;               /* owned */
+	char *arch;                  /* owned; NULL: no host entry */
+	char *why;                   /* owned; why there is none, or NULL */
+};
+
 struct epoch {
 	atomic_long refs;
 	atomic_long busy;            /* request handlers inside this epoch */
@@ -69,6 +77,8 @@ struct epoch {
 	struct blob *diagnostics;
 	char *last_error;            /* why the latest load failed, or NULL;
 	                                owned (a commit carries it over) */
+	struct epoch_host *hosts;    /* one per backend, sorted; owned */
+	size_t nhosts;
 };
 
 /* A new epoch over r's directories (one snapshot reference each; r stays
@@ -85,6 +95,27 @@ int epoch_clone_dirs(const struct epoch *src, struct epoch **out);
 int epoch_with_dir(const struct epoch *src, struct snapshot *snap, struct epoch **out);
 struct epoch *epoch_ref(struct epoch *e);
 void epoch_unref(struct epoch *e);
+/* A directory of no epoch, for snap alone (the epoch takes its own
+ * reference): where a view's inode renders its bytes once the published
+ * epochs have moved on (tree.h). *out is caller-owned: epoch_dir_free(). */
+int epoch_dir_alone(struct snapshot *snap, struct epoch_dir **out);
+void epoch_dir_free(struct epoch_dir *d);
+
+/* True when v has a file in its directory: set, and named so that a
+ * directory can hold it. A name with a '/', "." or "..", an empty one, one
+ * longer than NAME_MAX and one named like a view is reachable through the
+ * views only (issue 14.10): the kernel refuses a listing that holds such
+ * a name with EIO, and "." or ".." would shadow the dot entries. */
+bool epoch_var_visible(const struct snap_var *v);
+
+/* Fills e's host entries from w, one per backend e has (world_host_arch;
+ * none where an arch directory is named host). Returns 0 or -ENOMEM. */
+int epoch_set_hosts(struct epoch *e, const struct world *w);
+/* Copies src's host entries into e (a clone, a commit). */
+int epoch_copy_hosts(struct epoch *e, const struct epoch *src);
+/* The target of backend's host entry (borrowed), or NULL with *why
+ * (borrowed, may be NULL) saying why there is none. */
+const char *epoch_host(const struct epoch *e, const char *backend, const char **why);
 
 /* Borrowed directory, or NULL. */
 struct epoch_dir *epoch_find_dir(const struct epoch *e, const char *backend,

@@ -19,6 +19,18 @@ static int add_time(struct strbuf *out, const char *key, const struct timespec *
 	return sb_addf(out, "%s: %s.%03ldZ\n", key, buf, ts->tv_nsec / 1000000);
 }
 
+/* "warning: FILE: MESSAGE" for each input another user can change, as
+ * the last load found them (a daemon running as root; inputs_trust.h). */
+static int add_trust_warnings(const struct diag_list *d, struct strbuf *out)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < d->n && err == 0; i++)
+		err = sb_addf(out, "warning: %s: %s\n", d->v[i].file, d->v[i].msg);
+	return err;
+}
+
 int status_render(struct envfs *fs, const struct epoch *e,
 		  const char *last_error, struct strbuf *out)
 {
@@ -39,7 +51,13 @@ int status_render(struct envfs *fs, const struct epoch *e,
 	for (i = 0; i < ci->in.ninherit; i++)
 		if ((err = sb_addf(out, "inherit: %s\n", ci->in.inherit[i])) < 0)
 			goto out;
-	if ((err = sb_addf(out, "state: %s\n", ci->state ? ci->state : "none")) < 0 ||
+	if (!ci->state)
+		err = sb_adds(out, "state: none\n");
+	else if (fs->state_path && strcmp(fs->state_path, ci->state))
+		err = sb_addf(out, "state: %s -> %s\n", ci->state, fs->state_path);
+	else
+		err = sb_addf(out, "state: %s\n", ci->state);
+	if (err < 0 ||
 	    (err = sb_addf(out, "mount: %s\n", fs->opts->ro ? "ro" : "rw")) < 0 ||
 	    (err = sb_addf(out, "generation: %llu\n",
 			   (unsigned long long)e->generation)) < 0 ||
@@ -57,8 +75,19 @@ int status_render(struct envfs *fs, const struct epoch *e,
 		err = sb_adds(out, "none");
 	}
 	if (err < 0 || (err = sb_addc(out, '\n')) < 0 ||
+	    (err = add_trust_warnings(&fs->trust, out)) < 0 ||
 	    (err = sb_addf(out, "overrides: %zu\n", nov)) < 0)
 		goto out;
+	/* Where each backend's host entry points, or why it has none. */
+	for (i = 0; i < e->nhosts; i++) {
+		const struct epoch_host *h = &e->hosts[i];
+
+		err = h->arch ? sb_addf(out, "host %s: %s\n", h->backend, h->arch)
+			      : sb_addf(out, "host %s: none (%s)\n", h->backend,
+					h->why ? h->why : "nothing detected");
+		if (err < 0)
+			goto out;
+	}
 	for (i = 0; i < e->ndirs; i++) {
 		const struct epoch_dir *d = &e->dirs[i];
 		struct blob *b = atomic_load(&((struct epoch_dir *)d)->views[VIEW_DIGEST]);

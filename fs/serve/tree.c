@@ -2,7 +2,9 @@
  * (parent, name), both under one mutex: lookups are short and the table
  * is small next to the snapshots it names. Nodes and names come from one
  * arena (nodes are never freed before the tree), which saves a malloc
- * header and the rounding of every node. */
+ * header and the rounding of every node. Vnodes are malloc'ed and freed
+ * when the kernel forgets them; their numbers go to a free list, so the
+ * vector stays as long as the most inodes ever held at once. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -12,10 +14,19 @@
 #include "arena.h"
 #include "tree.h"
 
+/* What an inode number is: a node, or a vnode, or nothing (free). */
+struct slot {
+	struct node *node;
+	struct vnode *vn;
+};
+
 struct tree {
 	pthread_mutex_t lock;
-	struct node **by_ino;    /* index = ino; slot 0 unused */
+	struct slot *by_ino;     /* index = ino; slot 0 unused */
 	size_t nino, cap_ino;
+	fuse_ino_t *free_ino;    /* numbers of freed vnodes, to reuse */
+	uint32_t *free_gen;      /* ... and how often each was used */
+	size_t nfree, cap_free;
 	struct node **buckets;   /* power of two */
 	size_t nbuckets, nnodes;
 	struct arena *arena;     /* every node and name, also those a
@@ -85,7 +96,22 @@ static int grow_buckets(struct tree *t)
 	return 0;
 }
 
-/* Adds a node under t->lock; the inode number is the next free one. */
+/* Makes room for one more number at the end of by_ino. */
+static int grow_ino_locked(struct tree *t)
+{
+	if (t->nino == t->cap_ino) {
+		size_t cap = t->cap_ino ? t->cap_ino * 2 : 64;
+		struct slot *v = realloc(t->by_ino, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->by_ino = v;
+		t->cap_ino = cap;
+	}
+	return 0;
+}
+
+/* Adds a node under t->lock; the inode number is the next one. */
 static int add_locked(struct tree *t, const struct node *parent, const char *name,
 		      size_t len, enum node_kind kind, enum view_kind view,
 		      struct node **out)
@@ -96,15 +122,8 @@ static int add_locked(struct tree *t, const struct node *parent, const char *nam
 
 	if (t->nnodes + 1 > t->nbuckets && (err = grow_buckets(t)) < 0)
 		return err;
-	if (t->nino == t->cap_ino) {
-		size_t cap = t->cap_ino ? t->cap_ino * 2 : 64;
-		struct node **v = realloc(t->by_ino, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->by_ino = v;
-		t->cap_ino = cap;
-	}
+	if ((err = grow_ino_locked(t)) < 0)
+		return err;
 	if (!(n = node_alloc(t, name, len)))
 		return -ENOMEM;
 	n->ino = t->nino;
@@ -120,7 +139,7 @@ static int add_locked(struct tree *t, const struct node *parent, const char *nam
 		n->backend = parent->backend;
 		n->arch = parent->arch;
 	}
-	t->by_ino[t->nino++] = n;
+	t->by_ino[t->nino++] = (struct slot){ n, NULL };
 	h = hash_key(n->parent, name, len) & (t->nbuckets - 1);
 	n->hnext = t->buckets[h];
 	t->buckets[h] = n;
@@ -174,24 +193,57 @@ out:
 	return err;
 }
 
+/* What v holds, released: its bytes, or its view's rendering. */
+static void vnode_content_free(struct tree *t, struct vnode *v)
+{
+	if (t->by_ino[v->name].node->kind != NODE_VIEW) {
+		blob_unref(v->bytes);
+	} else if (v->view) {
+		snapshot_unref(v->view->snap);
+		epoch_dir_free(v->view->own);
+		free(v->view);
+	}
+}
+
 void tree_free(struct tree *t)
 {
+	size_t i;
+
 	if (!t)
 		return;
+	/* At exit the kernel has let go of everything it held. */
+	for (i = 0; i < t->nino; i++) {
+		if (t->by_ino[i].vn) {
+			vnode_content_free(t, t->by_ino[i].vn);
+			free(t->by_ino[i].vn);
+		}
+	}
 	arena_free(t->arena);
 	free(t->by_ino);
+	free(t->free_ino);
+	free(t->free_gen);
 	free(t->buckets);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
 
+/* The node of ino, for a vnode its name's; t->lock held. */
+static struct node *get_locked(struct tree *t, fuse_ino_t ino)
+{
+	struct slot *s;
+
+	if (ino >= t->nino)
+		return NULL;
+	s = &t->by_ino[ino];
+	return s->vn ? t->by_ino[s->vn->name].node : s->node;
+}
+
 struct node *tree_get(struct tree *t, fuse_ino_t ino)
 {
-	struct node *n = NULL;
+	struct node *n;
 
 	pthread_mutex_lock(&t->lock);
-	if (ino < t->nino)
-		n = t->by_ino[ino];
+	n = get_locked(t, ino);
 	pthread_mutex_unlock(&t->lock);
 	return n;
 }
@@ -258,12 +310,16 @@ int tree_rename(struct tree *t, fuse_ino_t parent, const char *from, const char 
 	n->kind = a->kind;
 	n->view = a->view;
 	n->changed = a->changed;
+	/* The inodes go with the name: the kernel holds them under the new
+	 * one now. */
+	n->vnodes = a->vnodes;
+	a->vnodes = NULL;
 	/* b keeps its number (the kernel may still hold it, unlinked) but is
 	 * found by name no more. */
 	if ((b = find_locked(t, parent, to, len)))
 		unhash_locked(t, b);
 	unhash_locked(t, a);
-	t->by_ino[n->ino] = n;
+	t->by_ino[n->ino].node = n;
 	h = hash_key(parent, to, len) & (t->nbuckets - 1);
 	n->hnext = t->buckets[h];
 	t->buckets[h] = n;
@@ -274,22 +330,78 @@ out:
 	return err;
 }
 
+void tree_unlink(struct tree *t, fuse_ino_t parent, const char *name)
+{
+	struct node *n;
+
+	pthread_mutex_lock(&t->lock);
+	if ((n = find_locked(t, parent, name, strlen(name))))
+		unhash_locked(t, n);
+	pthread_mutex_unlock(&t->lock);
+}
+
+struct node *tree_named(struct tree *t, fuse_ino_t ino)
+{
+	struct node *n;
+
+	pthread_mutex_lock(&t->lock);
+	if ((n = get_locked(t, ino)) && find_locked(t, n->parent, n->name, n->name_len) != n)
+		n = NULL;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
 void tree_lookup_add(struct tree *t, struct node *node, uint64_t n)
 {
 	/* By number: a node replaced by a rename counts on its successor. */
 	pthread_mutex_lock(&t->lock);
-	t->by_ino[node->ino]->nlookup += n;
+	t->by_ino[node->ino].node->nlookup += n;
 	pthread_mutex_unlock(&t->lock);
+}
+
+/* Frees v when neither the kernel nor a handler holds it; t->lock held. */
+static void vnode_maybe_free_locked(struct tree *t, struct vnode *v)
+{
+	struct node *name;
+	struct vnode **pp;
+
+	if (v->nlookup || v->refs)
+		return;
+	name = t->by_ino[v->name].node;
+	for (pp = &name->vnodes; *pp; pp = &(*pp)->next) {
+		if (*pp == v) {
+			*pp = v->next;
+			break;
+		}
+	}
+	/* The number is reused; without room to remember it, it is not. */
+	t->by_ino[v->ino].vn = NULL;
+	if (t->nfree < t->cap_free) {
+		t->free_ino[t->nfree] = v->ino;
+		t->free_gen[t->nfree++] = v->generation + 1;
+	}
+	vnode_content_free(t, v);
+	free(v);
 }
 
 void tree_forget(struct tree *t, fuse_ino_t ino, uint64_t n)
 {
+	struct slot *s;
 	struct node *node;
 
 	pthread_mutex_lock(&t->lock);
-	node = ino < t->nino ? t->by_ino[ino] : NULL;
-	if (node && ino != FUSE_ROOT_ID)
+	s = ino < t->nino ? &t->by_ino[ino] : NULL;
+	if (s && s->vn) {
+		struct vnode *v = s->vn;
+
+		node = t->by_ino[v->name].node;
 		node->nlookup = node->nlookup > n ? node->nlookup - n : 0;
+		v->nlookup = v->nlookup > n ? v->nlookup - n : 0;
+		vnode_maybe_free_locked(t, v);
+	} else if (s && s->node && ino != FUSE_ROOT_ID) {
+		node = s->node;
+		node->nlookup = node->nlookup > n ? node->nlookup - n : 0;
+	}
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -298,7 +410,7 @@ bool tree_known(struct tree *t, const struct node *node)
 	bool known;
 
 	pthread_mutex_lock(&t->lock);
-	known = t->by_ino[node->ino]->nlookup > 0;
+	known = t->by_ino[node->ino].node->nlookup > 0;
 	pthread_mutex_unlock(&t->lock);
 	return known;
 }
@@ -307,7 +419,7 @@ void tree_mark_changed(struct tree *t, const struct node *node)
 {
 	/* By number, like the lookup count: a rename's successor inherits. */
 	pthread_mutex_lock(&t->lock);
-	t->by_ino[node->ino]->changed = true;
+	t->by_ino[node->ino].node->changed = true;
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -316,7 +428,254 @@ bool tree_changed(struct tree *t, const struct node *node)
 	bool changed;
 
 	pthread_mutex_lock(&t->lock);
-	changed = t->by_ino[node->ino]->changed;
+	changed = t->by_ino[node->ino].node->changed;
 	pthread_mutex_unlock(&t->lock);
 	return changed;
+}
+
+/* ---- vnodes ------------------------------------------------------------ */
+
+static bool holds(const struct vnode *v, const char *value, size_t len, bool secret)
+{
+	return v->secret == secret && v->bytes->len == len + 1 &&
+	       (!len || !memcmp(v->bytes->data, value, len));
+}
+
+/* The vnode of name node cur holding these bytes, or NULL; t->lock held. */
+static struct vnode *holding_locked(const struct node *cur, const char *value, size_t len,
+				    bool secret)
+{
+	struct vnode *v;
+
+	for (v = cur->vnodes; v && !holds(v, value, len, secret); v = v->next)
+		;
+	return v;
+}
+
+/* A blob of value and its newline. */
+static int file_bytes(const char *value, size_t len, struct blob **out)
+{
+	int err;
+
+	if ((err = blob_new(value, len + 1, out)) < 0)
+		return err;
+	(*out)->data[len] = '\n';
+	return 0;
+}
+
+/* A new vnode of name with a number (v->name and the list are set);
+ * t->lock held. NULL for -ENOMEM. */
+static struct vnode *vnode_new_locked(struct tree *t, struct node *cur)
+{
+	struct vnode *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	if (t->nfree) {
+		t->nfree--;
+		v->ino = t->free_ino[t->nfree];
+		v->generation = t->free_gen[t->nfree];
+	} else if (grow_ino_locked(t) < 0) {
+		free(v);
+		return NULL;
+	} else {
+		v->ino = t->nino++;
+	}
+	/* Room to remember the number when it is freed, taken now so that
+	 * freeing never allocates. */
+	if (t->cap_free < t->nino) {
+		size_t cap = t->nino * 2;
+		fuse_ino_t *fi = realloc(t->free_ino, cap * sizeof(*fi));
+		uint32_t *fg = fi ? realloc(t->free_gen, cap * sizeof(*fg)) : NULL;
+
+		if (fi)
+			t->free_ino = fi;
+		if (fg) {
+			t->free_gen = fg;
+			t->cap_free = cap;
+		}
+	}
+	v->name = cur->ino;
+	v->next = cur->vnodes;
+	cur->vnodes = v;
+	t->by_ino[v->ino] = (struct slot){ NULL, v };
+	return v;
+}
+
+int tree_vnode_bind(struct tree *t, const struct node *name, const char *value,
+		    size_t len, bool secret, struct vnode **out)
+{
+	struct blob *bytes = NULL;
+	struct vnode *v;
+	struct node *cur;
+	int err = 0;
+
+	pthread_mutex_lock(&t->lock);
+	cur = t->by_ino[name->ino].node;
+	if ((v = holding_locked(cur, value, len, secret)))
+		goto found;
+	pthread_mutex_unlock(&t->lock);
+	/* Copied outside the lock: a value is up to 128 KiB. */
+	if ((err = file_bytes(value, len, &bytes)) < 0)
+		return err;
+	pthread_mutex_lock(&t->lock);
+	cur = t->by_ino[name->ino].node;
+	/* Another handler may have made it meanwhile. */
+	if ((v = holding_locked(cur, value, len, secret)))
+		goto found;
+	err = -ENOMEM;
+	if (!(v = vnode_new_locked(t, cur)))
+		goto out;
+	v->secret = secret;
+	v->bytes = bytes;
+	bytes = NULL;
+found:
+	v->refs++;
+	*out = v;
+	err = 0;
+out:
+	pthread_mutex_unlock(&t->lock);
+	blob_unref(bytes);
+	return err;
+}
+
+int tree_vnode_bind_view(struct tree *t, const struct node *name, struct snapshot *snap,
+			 const struct view_meta *meta, bool secret, struct vnode **out)
+{
+	struct vnode_view *view = NULL;
+	struct vnode *v;
+	struct node *cur;
+	int err = 0;
+
+	pthread_mutex_lock(&t->lock);
+	cur = t->by_ino[name->ino].node;
+	for (v = cur->vnodes; v; v = v->next)
+		if (v->secret == secret && view_meta_equal(&v->view->meta, meta))
+			goto found;
+	err = -ENOMEM;
+	if (!(view = calloc(1, sizeof(*view))) || !(v = vnode_new_locked(t, cur))) {
+		free(view);
+		goto out;
+	}
+	v->secret = secret;
+	v->view = view;
+	view->meta = *meta;
+	view->snap = snapshot_ref(snap);
+found:
+	v->refs++;
+	*out = v;
+	err = 0;
+out:
+	pthread_mutex_unlock(&t->lock);
+	return err;
+}
+
+struct epoch_dir *tree_vnode_view_dir(struct tree *t, struct vnode *v,
+				      struct epoch_dir *cur)
+{
+	struct epoch_dir *own = NULL, *d;
+
+	pthread_mutex_lock(&t->lock);
+	d = cur && cur->snap == v->view->snap ? cur : v->view->own;
+	pthread_mutex_unlock(&t->lock);
+	if (d)
+		return d;
+	/* Made outside the lock, kept by the first to come back. A handler
+	 * reference keeps v and its own directory alive. */
+	if (epoch_dir_alone(v->view->snap, &own) < 0)
+		return NULL;
+	pthread_mutex_lock(&t->lock);
+	if (!v->view->own) {
+		v->view->own = own;
+		own = NULL;
+	}
+	d = v->view->own;
+	pthread_mutex_unlock(&t->lock);
+	epoch_dir_free(own);
+	return d;
+}
+
+void tree_vnode_move_view(struct tree *t, const struct node *name, struct snapshot *snap,
+			  const struct view_meta *meta)
+{
+	struct snapshot *drop[8];
+	struct epoch_dir *own[8];
+	struct vnode *v;
+	size_t n = 0, i;
+
+	pthread_mutex_lock(&t->lock);
+	for (v = t->by_ino[name->ino].node->vnodes; v; v = v->next) {
+		/* A vnode in use may be reading its renders; the next reload
+		 * moves it. */
+		if (v->view->snap == snap || v->refs || !view_meta_equal(&v->view->meta, meta) ||
+		    n == sizeof(drop) / sizeof(drop[0]))
+			continue;
+		drop[n] = v->view->snap;
+		own[n++] = v->view->own;
+		v->view->snap = snapshot_ref(snap);
+		v->view->own = NULL;
+	}
+	pthread_mutex_unlock(&t->lock);
+	for (i = 0; i < n; i++) {
+		epoch_dir_free(own[i]);
+		snapshot_unref(drop[i]);
+	}
+}
+
+struct vnode *tree_vnode_get(struct tree *t, fuse_ino_t ino)
+{
+	struct vnode *v = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	if (ino < t->nino && (v = t->by_ino[ino].vn))
+		v->refs++;
+	pthread_mutex_unlock(&t->lock);
+	return v;
+}
+
+void tree_vnode_put(struct tree *t, struct vnode *v)
+{
+	if (!v)
+		return;
+	pthread_mutex_lock(&t->lock);
+	v->refs--;
+	vnode_maybe_free_locked(t, v);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void tree_vnode_lookup_add(struct tree *t, struct vnode *v, uint64_t n)
+{
+	pthread_mutex_lock(&t->lock);
+	v->nlookup += n;
+	t->by_ino[v->name].node->nlookup += n;
+	pthread_mutex_unlock(&t->lock);
+}
+
+struct blob *tree_vnode_bytes(struct tree *t, struct vnode *v, bool *secret)
+{
+	struct blob *b;
+
+	pthread_mutex_lock(&t->lock);
+	b = blob_ref(v->bytes);
+	if (secret)
+		*secret = v->secret;
+	pthread_mutex_unlock(&t->lock);
+	return b;
+}
+
+int tree_vnode_rebind(struct tree *t, struct vnode *v, const char *value, size_t len,
+		      bool secret)
+{
+	struct blob *b, *old;
+	int err;
+
+	if ((err = file_bytes(value, len, &b)) < 0)
+		return err;
+	pthread_mutex_lock(&t->lock);
+	old = v->bytes;
+	v->bytes = b;
+	v->secret = secret;
+	pthread_mutex_unlock(&t->lock);
+	blob_unref(old);
+	return 0;
 }

@@ -15,9 +15,13 @@
 struct change {
 	const char *name;
 	bool remove;                 /* rm: drop the override, or record an unset */
+	bool privacy;                /* only the override's private flag: chmod */
 	const char *value;           /* set: the new value */
 	size_t len;
+	signed char private;         /* the override's flag: 0, 1, or -1 to keep
+	                                it (a set) */
 	bool had;                    /* an override existed */
+	bool had_private;
 	char *old;                   /* its value (NULL: it was an unset); owned */
 	size_t old_len;
 };
@@ -27,15 +31,23 @@ static int change_apply(struct override_set *ov, const char *backend,
 			const char *arch, struct change *ch)
 {
 	const struct override *o = override_set_find(ov, backend, arch, ch->name);
+	int err;
 
 	if (o) {
 		ch->had = true;
+		ch->had_private = o->private;
 		ch->old_len = o->value_len;
 		if (o->value && !(ch->old = xstrndup(o->value, o->value_len)))
 			return -ENOMEM;
 	}
-	if (!ch->remove)
-		return override_set_put(ov, backend, arch, ch->name, ch->value, ch->len);
+	if (ch->privacy)
+		return override_set_mark_private(ov, backend, arch, ch->name, ch->private);
+	if (!ch->remove) {
+		if ((err = override_set_put(ov, backend, arch, ch->name, ch->value, ch->len)) < 0 ||
+		    ch->private < 0)
+			return err;
+		return override_set_mark_private(ov, backend, arch, ch->name, ch->private);
+	}
 	/* rm of an override brings the resolved value back; rm of anything
 	 * else unsets it for this run. */
 	if (o)
@@ -48,10 +60,14 @@ static void change_undo(struct override_set *ov, const char *backend,
 {
 	int err;
 
-	if (ch->had)
+	if (ch->had) {
 		err = override_set_put(ov, backend, arch, ch->name, ch->old, ch->old_len);
-	else
+		if (err == 0)
+			err = override_set_mark_private(ov, backend, arch, ch->name,
+							ch->had_private);
+	} else {
 		err = override_set_drop(ov, backend, arch, ch->name);
+	}
 	if (err < 0 && err != -ENOENT)
 		fprintf(stderr, "primus-envfs: cannot roll back the override of %s/%s/%s: %s\n",
 			backend, arch, ch->name, strerror(-err));
@@ -87,9 +103,9 @@ out:
 static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 		 const char *arch, struct change *ch, size_t nch, struct inval_list *inval)
 {
-	const char *state = fs->opts->ci.state;
+	const char *state = fs->state_path;
 	struct snapshot *snap = NULL;
-	struct epoch *next = NULL, *old;
+	struct epoch *next = NULL, *old, *pub;
 	size_t applied = 0, i;
 	int serr;
 	bool save_failed = false;
@@ -101,10 +117,18 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 	if (err == 0)
 		err = resolve_dir(fs->world, &fs->ov, backend, arch, &snap);
 	pthread_mutex_unlock(&fs->ov_lock);
+	if (err == 0 && ch[0].privacy) {
+		/* A chmod must change the mode it asks for: a variable that
+		 * is secret for another reason stays 0600. */
+		const struct snap_var *v = snapshot_find(snap, ch[0].name, strlen(ch[0].name));
+
+		if (!v || v->secret != (ch[0].private > 0))
+			err = -EPERM;
+	}
 	if (err < 0)
 		goto undo;
 	if ((err = epoch_with_dir(prev, snap, &next)) < 0 ||
-	    (err = inval_diff(fs, prev, next, inval)) < 0)
+	    (err = inval_diff(NULL, prev, next, inval)) < 0)
 		goto undo;
 	next->generation = prev->generation + (inval->changed ? 1 : 0);
 	if (!inval->changed)
@@ -125,11 +149,16 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 			goto undo;
 		}
 	}
+	pub = next;
 	old = epoch_publish(&fs->state, next);
 	next = NULL;
 	/* As in a reload: answers from the old epoch reach the kernel before
-	 * the invalidations do. Handlers never wait on a commit. */
+	 * the invalidations do, and only then does the tree say what the
+	 * kernel holds (inval.h). Handlers never wait on a commit. */
 	epoch_wait_idle(old, 100);
+	if (inval_diff(fs, old, pub, inval) < 0)
+		fprintf(stderr, "primus-envfs: out of memory listing the stale kernel caches; "
+			"some may stay stale until the next change\n");
 	epoch_unref(old);
 	goto out;
 undo:
@@ -156,7 +185,7 @@ out:
 
 static bool visible(const struct snap_var *v)
 {
-	return v && v->set && !v->view_name;
+	return epoch_var_visible(v);
 }
 
 /* The current epoch (a reference) and name's visible variable in
@@ -179,11 +208,10 @@ int commit_set(struct envfs *fs, const char *backend, const char *arch,
 	       const char *name, const char *value, size_t len,
 	       struct inval_list *inval)
 {
-	struct change ch = { .name = name, .value = value, .len = len };
+	struct change ch = { .name = name, .value = value, .len = len, .private = -1 };
 	const struct snap_var *v;
 	struct epoch *e = NULL;
 	int err;
-
 
 	pthread_mutex_lock(&fs->publish_lock);
 	if ((err = current(fs, backend, arch, name, &e, &v)) == 0)
@@ -194,9 +222,10 @@ int commit_set(struct envfs *fs, const char *backend, const char *arch,
 }
 
 int commit_create(struct envfs *fs, const char *backend, const char *arch,
-		  const char *name, bool excl, bool *created, struct inval_list *inval)
+		  const char *name, bool excl, bool private, bool *created,
+		  struct inval_list *inval)
 {
-	struct change ch = { .name = name, .value = "", .len = 0 };
+	struct change ch = { .name = name, .value = "", .len = 0, .private = private };
 	const struct snap_var *v;
 	struct epoch *e = NULL;
 	int err;
@@ -257,9 +286,11 @@ int commit_move(struct envfs *fs, const char *backend, const char *arch,
 		err = -EEXIST;
 		goto out;
 	}
-	/* v borrows from e's snapshot, which e keeps alive throughout. */
+	/* v borrows from e's snapshot, which e keeps alive throughout. The
+	 * value keeps its secrecy under its new name (issue 14.14). */
 	ch[0].value = v->value;
 	ch[0].len = v->value_len;
+	ch[0].private = v->secret;
 	err = apply(fs, e, backend, arch, ch, 2, inval);
 out:
 	pthread_mutex_unlock(&fs->publish_lock);
@@ -271,7 +302,7 @@ out:
 int commit_truncate(struct envfs *fs, const char *backend, const char *arch,
 		    const char *name, off_t size, struct inval_list *inval)
 {
-	struct change ch = { .name = name };
+	struct change ch = { .name = name, .private = -1 };
 	const struct snap_var *v;
 	struct epoch *e = NULL;
 	size_t len;
@@ -297,6 +328,35 @@ int commit_truncate(struct envfs *fs, const char *backend, const char *arch,
 	ch.value = v->value;
 	ch.len = len;
 	err = apply(fs, e, backend, arch, &ch, 1, inval);
+out:
+	pthread_mutex_unlock(&fs->publish_lock);
+	epoch_unref(e);
+	return err;
+}
+
+int commit_privacy(struct envfs *fs, const char *backend, const char *arch,
+		   const char *name, bool private, struct inval_list *inval)
+{
+	struct change ch = { .name = name, .privacy = true, .private = private };
+	const struct override *o;
+	const struct snap_var *v;
+	struct epoch *e = NULL;
+	bool has;
+	int err;
+
+	pthread_mutex_lock(&fs->publish_lock);
+	if ((err = current(fs, backend, arch, name, &e, &v)) < 0)
+		goto out;
+	pthread_mutex_lock(&fs->ov_lock);
+	o = override_set_find(&fs->ov, backend, arch, name);
+	has = o && o->value;
+	pthread_mutex_unlock(&fs->ov_lock);
+	/* Only an override has a flag to carry; one already as asked
+	 * changes nothing. */
+	if (!v || !has)
+		err = v ? -EPERM : -ENOENT;
+	else if (v->secret != private)
+		err = apply(fs, e, backend, arch, &ch, 1, inval);
 out:
 	pthread_mutex_unlock(&fs->publish_lock);
 	epoch_unref(e);

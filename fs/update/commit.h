@@ -29,17 +29,19 @@ int commit_set(struct envfs *fs, const char *backend, const char *arch,
 	       const char *name, const char *value, size_t len,
 	       struct inval_list *inval);
 /* Creates name with the empty value unless it is visible: then *created
- * is false and nothing changes (-EEXIST instead when excl). */
+ * is false and nothing changes (-EEXIST instead when excl). private: a
+ * file created with a mode that grants nothing to others, whose variable
+ * is a secret (issue 14.14). */
 int commit_create(struct envfs *fs, const char *backend, const char *arch,
-		  const char *name, bool excl, bool *created,
+		  const char *name, bool excl, bool private, bool *created,
 		  struct inval_list *inval);
 /* rm: drops name's override, or records an unset when it has none.
  * -ENOENT when name is not visible. */
 int commit_remove(struct envfs *fs, const char *backend, const char *arch,
 		  const char *name, struct inval_list *inval);
-/* mv from to within one directory: to gets from's value, from is removed
- * as by commit_remove. -ENOENT when from is not visible; -EEXIST when
- * noreplace and to is. */
+/* mv from to within one directory: to gets from's value, and is private
+ * when from was a secret; from is removed as by commit_remove. -ENOENT
+ * when from is not visible; -EEXIST when noreplace and to is. */
 int commit_move(struct envfs *fs, const char *backend, const char *arch,
 		const char *from, const char *to, bool noreplace,
 		struct inval_list *inval);
@@ -47,5 +49,11 @@ int commit_move(struct envfs *fs, const char *backend, const char *arch,
  * newline stripped. -EINVAL when size would extend it (a NUL byte). */
 int commit_truncate(struct envfs *fs, const char *backend, const char *arch,
 		    const char *name, off_t size, struct inval_list *inval);
+
+/* chmod between 0600 and 0644: makes name's override private (a secret)
+ * or not. -EPERM when name has no override to carry the flag, or stays
+ * secret for another reason; 0 when it already is as asked. */
+int commit_privacy(struct envfs *fs, const char *backend, const char *arch,
+		   const char *name, bool private, struct inval_list *inval);
 
 #endif

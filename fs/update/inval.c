@@ -83,7 +83,7 @@ static int name_changed(struct envfs *fs, struct inval_list *l,
 
 static bool visible(const struct snap_var *v)
 {
-	return v && v->set && !v->view_name;
+	return epoch_var_visible(v);
 }
 
 static bool same_file(const struct snap_var *a, const struct snap_var *b)
@@ -110,10 +110,16 @@ static int diff_views(struct envfs *fs, const struct node *dir,
 		if ((err = epoch_view_meta(od, k, &om)) < 0 ||
 		    (err = epoch_view_meta(nd, k, &nm)) < 0)
 			break;
-		if ((!view_meta_equal(om, nm) ||
-		     view_is_secret(od->snap, k) != view_is_secret(nd->snap, k)) &&
-		    (err = inval_add_inode(l, n->ino)) < 0)
-			break;
+		/* New bytes are a new inode (tree.h): the kernel looks the
+		 * name up again and keeps the old inode's bytes whole. The
+		 * same bytes stay with their inodes, now from nd. */
+		if (!view_meta_equal(om, nm) ||
+		    view_is_secret(od->snap, k) != view_is_secret(nd->snap, k)) {
+			if ((err = inval_add_entry(l, dir->ino, name, strlen(name))) < 0)
+				break;
+		} else {
+			tree_vnode_move_view(fs->tree, n, nd->snap, nm);
+		}
 	}
 	return err;
 }
@@ -161,8 +167,11 @@ static int diff_dir(struct envfs *fs, const struct node *bnode,
 		if (!same_file(a, b)) {
 			struct node *n = known_child(fs, dir, a->name, a->name_len);
 
+			/* The new value is a new inode (tree.h): the kernel
+			 * looks the name up again, and what it holds of the
+			 * old inode stays that inode's, whole. */
 			l->changed = true;
-			if (n && (err = inval_add_inode(l, n->ino)) < 0)
+			if (n && (err = inval_add_entry(l, dir->ino, a->name, a->name_len)) < 0)
 				goto out;
 		}
 	}
@@ -188,10 +197,40 @@ static int dir_order(const struct epoch_dir *a, const struct epoch_dir *b)
 	return c ? c : strcmp(a->snap->arch, b->snap->arch);
 }
 
+/* The host entries of both epochs (SPEC 6.1): a changed target is a
+ * changed symlink, an entry that came or went a changed name. */
+static int diff_hosts(struct envfs *fs, struct epoch *old, struct epoch *new,
+		      struct node *env, struct inval_list *l)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < new->nhosts && err == 0; i++) {
+		const char *b = new->hosts[i].backend, *na = new->hosts[i].arch, *why;
+		const char *oa = epoch_host(old, b, &why);
+		struct node *bnode, *h;
+
+		if (!oa == !na && (!na || !strcmp(oa, na)))
+			continue;
+		l->changed = true;
+		bnode = env && tree_known(fs->tree, env) ?
+			tree_find(fs->tree, INO_ENV, b, strlen(b)) : NULL;
+		if (!oa || !na) {
+			err = name_changed(fs, l, bnode, "host", 4);
+			continue;
+		}
+		if ((h = known_child(fs, bnode, "host", 4)) &&
+		    (err = inval_add_entry(l, bnode->ino, "host", 4)) == 0)
+			err = inval_add_inode(l, h->ino);
+	}
+	return err;
+}
+
 int inval_diff(struct envfs *fs, struct epoch *old, struct epoch *new,
 	       struct inval_list *out)
 {
-	struct node *env = tree_get(fs->tree, INO_ENV);
+	/* Without fs, only whether anything changed (no tree, no views). */
+	struct node *env = fs ? tree_get(fs->tree, INO_ENV) : NULL;
 	size_t i = 0, j = 0;
 	int err = 0;
 
@@ -209,7 +248,7 @@ int inval_diff(struct envfs *fs, struct epoch *old, struct epoch *new,
 			continue;
 		}
 		if (c == 0) {
-			bnode = tree_known(fs->tree, env) ?
+			bnode = env && tree_known(fs->tree, env) ?
 				tree_find(fs->tree, INO_ENV, a->snap->backend,
 					  strlen(a->snap->backend)) : NULL;
 			if ((err = diff_dir(fs, bnode, a, b, out)) < 0)
@@ -225,12 +264,12 @@ int inval_diff(struct envfs *fs, struct epoch *old, struct epoch *new,
 		if (epoch_has_backend(old, backend) != epoch_has_backend(new, backend) &&
 		    (err = name_changed(fs, out, env, backend, strlen(backend))) < 0)
 			return err;
-		bnode = tree_find(fs->tree, INO_ENV, backend, strlen(backend));
+		bnode = fs ? tree_find(fs->tree, INO_ENV, backend, strlen(backend)) : NULL;
 		if ((err = name_changed(fs, out, bnode, d->snap->arch,
 					strlen(d->snap->arch))) < 0)
 			return err;
 	}
-	return 0;
+	return diff_hosts(fs, old, new, env, out);
 }
 
 int inval_send(struct fuse_session *se, const struct inval_list *l)

@@ -37,7 +37,14 @@ struct inval_list {
 /* Appends to out what the kernel may hold stale when new replaces old,
  * and sets out->changed when anything under env/ differs. Renders views
  * of both epochs only where the kernel holds the view's node. Returns 0
- * or -ENOMEM. */
+ * or -ENOMEM.
+ *
+ * Which nodes the kernel holds is only known once no request handler
+ * can still answer from old: a lookup in old counts its reference just
+ * before it replies, and would be missed (its old inode kept for good,
+ * tree.h). So: fs NULL before publishing (out->changed only, for the
+ * generation; nothing is appended), and with fs after new is published
+ * and epoch_wait_idle(old) returned. */
 int inval_diff(struct envfs *fs, struct epoch *old, struct epoch *new,
 	       struct inval_list *out);
 int inval_add_inode(struct inval_list *l, fuse_ino_t ino);

@@ -1,6 +1,6 @@
 /* Loading inputs and watching them; see reload.h. */
 #include <errno.h>
-#include <libgen.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -11,9 +11,12 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "chain.h"
+#include "inputs_trust.h"
 #include "memory.h"
 #include "reload.h"
 #include "status.h"
@@ -22,6 +25,7 @@
 
 /* The outcome of one load attempt. */
 struct load {
+	struct diag_list trust;      /* inputs another user can change */
 	struct world *world;         /* set on success */
 	struct epoch *epoch;         /* set on success: the new directories */
 	struct diag_list diags;      /* what to show in diagnostics */
@@ -30,6 +34,7 @@ struct load {
 
 static void load_release(struct load *ld)
 {
+	diag_list_release(&ld->trust);
 	world_free(ld->world);
 	epoch_unref(ld->epoch);
 	diag_list_release(&ld->diags);
@@ -73,15 +78,36 @@ static int first_error(const struct diag_list *d, char **out)
 	return err;
 }
 
-/* Reads and resolves every input. Returns 0, or the load's negative errno
- * with ld->diags and ld->error saying why. -ENOMEM is the only failure
- * that leaves ld->error unset. */
-static int load_inputs(struct envfs *fs, struct load *ld)
+/* Reads every input into ld->world: the part of a load that may wait on
+ * the disk (or on a file server that does not answer), so it never runs
+ * under publish_lock, where it would hold up every write. Only the
+ * reload thread (and the start) replaces fs->world, so reading it here
+ * needs no lock. */
+static int read_inputs(struct envfs *fs, struct load *ld)
+{
+	int err = world_load_from(&fs->opts->ci.in, fs->world, &ld->world);
+
+	return err == -ENOMEM ? err : inputs_trust_check(&fs->opts->ci.in, &ld->trust) ?: err;
+}
+
+/* What the load found of the inputs' owners, for status; publish_lock
+ * held. */
+static void take_trust(struct envfs *fs, struct load *ld)
+{
+	struct diag_list old = fs->trust;
+
+	fs->trust = ld->trust;
+	ld->trust = old;
+}
+
+/* Resolves what read_inputs returned (err). Returns 0, or the load's
+ * negative errno with ld->diags and ld->error saying why. -ENOMEM is the
+ * only failure that leaves ld->error unset. */
+static int resolve_inputs(struct envfs *fs, struct load *ld, int err)
 {
 	struct resolution *res = NULL;
-	int err, e2;
+	int e2;
 
-	err = world_load_from(&fs->opts->ci.in, fs->world, &ld->world);
 	if (err == 0) {
 		pthread_mutex_lock(&fs->ov_lock);
 		err = resolve_all(ld->world, &fs->ov, &res);
@@ -91,6 +117,8 @@ static int load_inputs(struct envfs *fs, struct load *ld)
 		err = diag_extend(&ld->diags, &res->diags);
 		if (err == 0)
 			err = epoch_from_resolution(res, &ld->epoch);
+		if (err == 0)
+			err = epoch_set_hosts(ld->epoch, ld->world);
 		resolution_free(res);
 		return err;
 	}
@@ -104,6 +132,28 @@ static int load_inputs(struct envfs *fs, struct load *ld)
 	world_free(ld->world);
 	ld->world = NULL;
 	return e2 < 0 ? e2 : err;
+}
+
+/* A load that ran out of memory, wherever: says so on stderr, and in
+ * status and diagnostics as far as memory permits (issue 14.11), in place
+ * of whatever the attempt produced. ld->error stays NULL only when even
+ * that failed. */
+static void load_out_of_memory(struct load *ld)
+{
+	static const char msg[] =
+		"out of memory loading the inputs; the last good resolution is still served";
+
+	fprintf(stderr, "primus-envfs: %s\n", msg);
+	world_free(ld->world);
+	ld->world = NULL;
+	epoch_unref(ld->epoch);
+	ld->epoch = NULL;
+	diag_list_release(&ld->diags);
+	free(ld->error);
+	ld->error = NULL;
+	if (diag_add(&ld->diags, DIAG_ERROR, NULL, 0, 0, "%s", msg) < 0 ||
+	    first_error(&ld->diags, &ld->error) < 0)
+		ld->error = NULL;
 }
 
 /* Fills e's status and diagnostics text. */
@@ -134,7 +184,7 @@ int envfs_load_initial(struct envfs *fs)
 	size_t i;
 	int err;
 
-	if ((err = load_inputs(fs, &ld)) < 0) {
+	if ((err = resolve_inputs(fs, &ld, read_inputs(fs, &ld))) < 0) {
 		struct strbuf sb = STRBUF_INIT;
 
 		/* At start there is no last good resolution to keep serving. */
@@ -152,6 +202,7 @@ int envfs_load_initial(struct envfs *fs)
 		goto out;
 	}
 	ld.epoch->generation = 1;
+	take_trust(fs, &ld);
 	if ((err = render_texts(fs, ld.epoch, &ld)) < 0)
 		goto out;
 	fs->world = ld.world;
@@ -164,18 +215,25 @@ out:
 	return err;
 }
 
-int envfs_reload(struct envfs *fs)
+int envfs_reload(struct envfs *fs, bool (*valid)(void *arg), void *arg)
 {
 	struct inval_list l = INVAL_LIST_INIT;
 	struct load ld = { 0 };
-	struct epoch *prev, *next = NULL, *old;
+	struct epoch *prev, *next = NULL, *old, *pub;
 	struct world *old_world = NULL;
 	bool send = false;
 	int err, lerr;
 
+	lerr = read_inputs(fs, &ld);
+	if (valid && !valid(arg)) {
+		load_release(&ld);
+		return -EAGAIN;
+	}
 	pthread_mutex_lock(&fs->publish_lock);
 	prev = epoch_current(&fs->state);
-	lerr = load_inputs(fs, &ld);
+	lerr = resolve_inputs(fs, &ld, lerr);
+	if (lerr == -ENOMEM)
+		load_out_of_memory(&ld);
 	if (lerr == -ENOMEM && !ld.error) {
 		err = lerr;
 		goto out;
@@ -183,7 +241,7 @@ int envfs_reload(struct envfs *fs)
 	if (lerr == 0) {
 		next = ld.epoch;
 		ld.epoch = NULL;
-		if ((err = inval_diff(fs, prev, next, &l)) < 0)
+		if ((err = inval_diff(NULL, prev, next, &l)) < 0)
 			goto out;
 		next->generation = prev->generation + (l.changed ? 1 : 0);
 		if (!l.changed)
@@ -192,6 +250,7 @@ int envfs_reload(struct envfs *fs)
 		goto out;
 	}
 	/* status and diagnostics change with every attempt (load time, error). */
+	take_trust(fs, &ld);
 	if ((err = render_texts(fs, next, &ld)) < 0 ||
 	    (err = inval_add_inode(&l, INO_STATUS)) < 0 ||
 	    (err = inval_add_inode(&l, INO_DIAGNOSTICS)) < 0)
@@ -201,12 +260,17 @@ int envfs_reload(struct envfs *fs)
 		fs->world = ld.world;
 		ld.world = NULL;
 	}
+	pub = next;
 	old = epoch_publish(&fs->state, next);
 	next = NULL;
 	/* A handler still answering from the old epoch must reach the kernel
 	 * before the invalidation does, or its stale answer would be cached
-	 * for the whole timeout. Handlers never wait on us, so this is short. */
+	 * for the whole timeout. Handlers never wait on us, so this is short.
+	 * Only then does the tree say what the kernel holds (inval.h). */
 	epoch_wait_idle(old, 100);
+	if (lerr == 0 && inval_diff(fs, old, pub, &l) < 0)
+		fprintf(stderr, "primus-envfs: out of memory listing the stale kernel caches; "
+			"some may stay stale until the next change\n");
 	epoch_unref(old);
 	/* Freed only now: snapshots may borrow strings from their world. */
 	world_free(old_world);
@@ -240,6 +304,12 @@ struct reloader {
 	int efd;                     /* eventfd: stop request or queued work */
 	struct watch *w;
 	size_t nw;
+	/* Watched names written in place and not closed yet (IN_MODIFY
+	 * without IN_CLOSE_WRITE): not to be read before they are. */
+	struct watch *open;
+	size_t nopen;
+	long writer_since;           /* since when every check found a writer
+	                                (ms), or 0 */
 	pthread_t thread;
 	bool started;
 	atomic_bool stop;
@@ -252,53 +322,105 @@ struct reloader {
 #define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | \
 		    IN_DELETE | IN_MODIFY)
 
-/* Watches the directory holding path (or path itself when is_dir) and
- * remembers which names in it matter. */
-static int add_watch(struct reloader *r, const char *path, bool is_dir)
+/* Watches dir for name (NULL: any *.yaml) in the set being built. */
+static int watch_name(struct reloader *r, const char *dir, const char *name)
 {
-	char *dcopy = NULL, *bcopy = NULL;
-	const char *dir, *base = NULL;
 	struct watch *v;
-	int wd, err = 0;
+	int wd;
 
-	if (is_dir) {
-		dir = path;
-	} else {
-		if (!(dcopy = strdup(path)) || !(bcopy = strdup(path))) {
-			err = -ENOMEM;
-			goto out;
-		}
-		dir = dirname(dcopy);
-		base = basename(bcopy);
-	}
 	if ((wd = inotify_add_watch(r->ifd, dir, WATCH_MASK)) < 0) {
-		err = -errno;
+		/* A directory that went away meanwhile: the change that removed
+		 * it is being reloaded, and the next set is computed after. */
+		if (r->started && (errno == ENOENT || errno == ENOTDIR))
+			return 0;
 		fprintf(stderr, "primus-envfs: cannot watch %s: %s\n", dir, strerror(errno));
-		goto out;
+		return -errno;
 	}
-	if (!(v = realloc(r->w, (r->nw + 1) * sizeof(*v)))) {
-		err = -ENOMEM;
-		goto out;
-	}
+	if (!(v = realloc(r->w, (r->nw + 1) * sizeof(*v))))
+		return -ENOMEM;
 	r->w = v;
 	v[r->nw].wd = wd;
 	v[r->nw].name = NULL;
-	if (base && !(v[r->nw].name = strdup(base))) {
-		err = -ENOMEM;
-		goto out;
-	}
+	if (name && !(v[r->nw].name = strdup(name)))
+		return -ENOMEM;
 	r->nw++;
+	return 0;
+}
+
+static int watch_link(const char *dir, const char *name, void *arg)
+{
+	return watch_name(arg, dir, name);
+}
+
+/* Every name a spec file in the specs directory depends on, beyond the
+ * directory itself (a ConfigMap of specs: maxtext.yaml -> ..data/...). */
+static int watch_spec_links(struct reloader *r, const char *dir)
+{
+	struct strbuf path = STRBUF_INIT;
+	char **names = NULL;
+	size_t n = 0, k;
+	struct stat st;
+	int err = 0;
+
+	if (spec_dir_list(dir, &names, &n, NULL) < 0)
+		return 0;       /* the load reports an unreadable directory */
+	for (k = 0; k < n; k++) {
+		sb_reset(&path);
+		if (err == 0 && (err = sb_addf(&path, "%s/%s", dir, names[k])) == 0 &&
+		    lstat(sb_str(&path), &st) == 0 && S_ISLNK(st.st_mode))
+			err = chain_walk(sb_str(&path), watch_link, r);
+		free(names[k]);
+	}
+	free(names);
+	sb_release(&path);
+	return err;
+}
+
+static bool wd_in(const struct watch *w, size_t n, int wd)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (w[i].wd == wd)
+			return true;
+	return false;
+}
+
+/* Computes the watches again: the specs directory (any *.yaml), and the
+ * whole chain of every input path, symlinks included (chain.h), since a
+ * reload may follow from a change of the chain itself. Watches of
+ * directories no longer in any chain are removed. */
+static int rebuild_watches(struct reloader *r)
+{
+	const struct envfs_inputs *in = &r->fs->opts->ci.in;
+	struct watch *old = r->w;
+	size_t nold = r->nw, i;
+	int err;
+
+	r->w = NULL;
+	r->nw = 0;
+	if ((err = watch_name(r, in->specs_dir, NULL)) < 0 ||
+	    (err = chain_walk(in->specs_dir, watch_link, r)) < 0 ||
+	    (err = watch_spec_links(r, in->specs_dir)) < 0)
+		goto out;
+	if (in->config && (err = chain_walk(in->config, watch_link, r)) < 0)
+		goto out;
+	for (i = 0; i < in->ninherit; i++)
+		if ((err = chain_walk(in->inherit[i], watch_link, r)) < 0)
+			goto out;
 out:
-	free(dcopy);
-	free(bcopy);
+	for (i = 0; i < nold; i++) {
+		if (!wd_in(r->w, r->nw, old[i].wd) && !wd_in(old, i, old[i].wd))
+			inotify_rm_watch(r->ifd, old[i].wd);
+		free(old[i].name);
+	}
+	free(old);
 	return err;
 }
 
 int reloader_new(struct envfs *fs, struct reloader **out)
 {
-	const struct envfs_inputs *in = &fs->opts->ci.in;
 	struct reloader *r = calloc(1, sizeof(*r));
-	size_t i;
 	int err;
 
 	if (!r)
@@ -314,13 +436,8 @@ int reloader_new(struct envfs *fs, struct reloader **out)
 		fprintf(stderr, "primus-envfs: cannot watch the inputs: %s\n", strerror(errno));
 		goto out;
 	}
-	if ((err = add_watch(r, in->specs_dir, true)) < 0)
+	if ((err = rebuild_watches(r)) < 0)
 		goto out;
-	if (in->config && (err = add_watch(r, in->config, false)) < 0)
-		goto out;
-	for (i = 0; i < in->ninherit; i++)
-		if ((err = add_watch(r, in->inherit[i], false)) < 0)
-			goto out;
 	*out = r;
 	r = NULL;
 out:
@@ -334,6 +451,30 @@ static bool is_yaml(const char *name)
 
 	return (n > 5 && !strcmp(name + n - 5, ".yaml")) ||
 	       (n > 4 && !strcmp(name + n - 4, ".yml"));
+}
+
+/* Notes that ev's name is being written in place, or no longer is. */
+static void track_writer(struct reloader *r, const struct inotify_event *ev)
+{
+	size_t i;
+	struct watch *v;
+
+	for (i = 0; i < r->nopen; i++)
+		if (r->open[i].wd == ev->wd && !strcmp(r->open[i].name, ev->name))
+			break;
+	if (ev->mask & IN_MODIFY) {
+		if (i < r->nopen || !(v = realloc(r->open, (r->nopen + 1) * sizeof(*v))))
+			return;       /* no memory: the load just will not wait */
+		r->open = v;
+		if ((v[r->nopen].name = strdup(ev->name))) {
+			v[r->nopen].wd = ev->wd;
+			r->nopen++;
+		}
+	} else if (i < r->nopen) {
+		/* Closed, or the name now holds another file. */
+		free(r->open[i].name);
+		r->open[i] = r->open[--r->nopen];
+	}
 }
 
 static bool event_matters(const struct reloader *r, const struct inotify_event *ev)
@@ -368,7 +509,11 @@ static int drain_events(struct reloader *r)
 		for (p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *)p;
 
-			hits += event_matters(r, ev);
+			if (event_matters(r, ev)) {
+				hits++;
+				if (ev->len)
+					track_writer(r, ev);
+			}
 			p += sizeof(*ev) + ev->len;
 		}
 	}
@@ -382,22 +527,126 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+static void send_queued(struct reloader *r);
+
+/* Takes the eventfd's wakeup: queued invalidations are sent at once,
+ * even while a reload waits (a writer's close() waits on them). False
+ * when the thread is to stop. */
+static bool take_wakeup(struct reloader *r)
+{
+	uint64_t v;
+
+	if (read(r->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return false;
+	if (atomic_load(&r->stop))
+		return false;
+	send_queued(r);
+	return true;
+}
+
 /* Waits until the burst is over: RELOAD_QUIET_MS without an event, or
- * RELOAD_MAX_DEBOUNCE_MS after the first one. */
+ * RELOAD_MAX_DEBOUNCE_MS after the first one; and until no watched input
+ * is open in the middle of an in-place write, or RELOAD_MAX_WRITER_MS. */
 static void debounce(struct reloader *r)
 {
-	long deadline = now_ms() + RELOAD_MAX_DEBOUNCE_MS;
-	struct pollfd p = { .fd = r->ifd, .events = POLLIN };
+	long start = now_ms();
+	struct pollfd p[2] = {
+		{ .fd = r->ifd, .events = POLLIN },
+		{ .fd = r->efd, .events = POLLIN },
+	};
 
 	for (;;) {
-		long left = deadline - now_ms();
+		long elapsed = now_ms() - start, left;
 
+		if (r->nopen && elapsed < RELOAD_MAX_WRITER_MS)
+			left = RELOAD_MAX_WRITER_MS - elapsed;
+		else
+			left = RELOAD_MAX_DEBOUNCE_MS - elapsed;
 		if (left <= 0)
 			return;
-		if (poll(&p, 1, left < RELOAD_QUIET_MS ? (int)left : RELOAD_QUIET_MS) <= 0)
+		if (poll(p, 2, left < RELOAD_QUIET_MS ? (int)left : RELOAD_QUIET_MS) < 0) {
+			if (errno == EINTR)
+				continue;
 			return;
-		drain_events(r);
+		}
+		if (p[1].revents && !take_wakeup(r))
+			return;
+		if (p[0].revents)
+			drain_events(r);
+		else if (!p[1].revents && !r->nopen)
+			return;          /* quiet, and nobody is writing */
 	}
+}
+
+/* True when some process has path open for writing: the kernel refuses
+ * a read lease then (F_SETLEASE, EAGAIN), and counts a writer from its
+ * open on, before an O_TRUNC empties the file. A lease granted is given
+ * back at once. Without the right to take a lease (a file of another
+ * user, a filesystem without leases), false: the events alone decide. */
+static bool open_for_writing(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return false;
+	r = fcntl(fd, F_SETLEASE, F_RDLCK);
+	if (r == 0)
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+	close(fd);
+	return r < 0 && errno == EAGAIN;
+}
+
+/* True when an input read by the load may be in the middle of an
+ * in-place write. */
+static bool inputs_being_written(struct reloader *r)
+{
+	const struct envfs_inputs *in = &r->fs->opts->ci.in;
+	struct strbuf path = STRBUF_INIT;
+	char **names = NULL;
+	size_t n = 0, k;
+	bool busy = in->config && open_for_writing(in->config);
+
+	for (k = 0; k < in->ninherit && !busy; k++)
+		busy = open_for_writing(in->inherit[k]);
+	if (!busy && spec_dir_list(in->specs_dir, &names, &n, NULL) == 0) {
+		for (k = 0; k < n; k++) {
+			sb_reset(&path);
+			if (!busy && sb_addf(&path, "%s/%s", in->specs_dir, names[k]) == 0)
+				busy = open_for_writing(sb_str(&path));
+			free(names[k]);
+		}
+		free(names);
+	}
+	sb_release(&path);
+	return busy;
+}
+
+/* envfs_reload's validity check, after the inputs were read: nothing
+ * changed them meanwhile (events are taken now and make the loop read
+ * again), and no writer has one open, since an in-place rewrite shows
+ * readers an empty or half-written file for a moment (a name the config
+ * sets before and after would vanish in between, issue 14.6). A writer
+ * found at every check for RELOAD_MAX_WRITER_MS (one that keeps an input
+ * open) is waited for no longer; one that comes and goes, however often,
+ * always is. */
+static bool inputs_unchanged(void *arg)
+{
+	struct reloader *r = arg;
+	long now;
+
+	if (drain_events(r) > 0)
+		return false;
+	if (!inputs_being_written(r)) {
+		r->writer_since = 0;
+		return true;
+	}
+	now = now_ms();
+	if (!r->writer_since)
+		r->writer_since = now;
+	if (now - r->writer_since >= RELOAD_MAX_WRITER_MS)
+		return true;
+	usleep(RELOAD_QUIET_MS * 1000);
+	return false;
 }
 
 static void send_queued(struct reloader *r)
@@ -435,20 +684,22 @@ static void *reloader_main(void *arg)
 				strerror(errno));
 			break;
 		}
-		if (p[1].revents) {
-			uint64_t v;
-
-			if (read(r->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-				break;
-			if (atomic_load(&r->stop))
-				break;
-			send_queued(r);
-		}
+		if (p[1].revents && !take_wakeup(r))
+			break;
 		if (p[0].revents && drain_events(r) > 0) {
-			debounce(r);
-			/* A failed load is reported through status and
-			 * diagnostics; the thread goes on watching. */
-			envfs_reload(r->fs);
+			/* Read again as long as an input changes while it is
+			 * read: what is published is one state of the files.
+			 * A failed load is reported through status and
+			 * diagnostics; the thread goes on watching, what the
+			 * inputs' paths lead to now. */
+			r->writer_since = 0;
+			do
+				debounce(r);
+			while (!atomic_load(&r->stop) &&
+			       envfs_reload(r->fs, inputs_unchanged, r) == -EAGAIN);
+			if (rebuild_watches(r) < 0)
+				fprintf(stderr, "primus-envfs: the inputs are not all watched "
+					"any more\n");
 		}
 	}
 	return NULL;
@@ -512,6 +763,21 @@ int reloader_queue(struct reloader *r, struct inval_list *l)
 	return queue(r, l, &ticket);
 }
 
+/* CLOCK_REALTIME ms from now, as the timed pthread waits take it. */
+static struct timespec deadline_in(int ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
 int reloader_queue_wait(struct reloader *r, struct inval_list *l, int max_ms)
 {
 	struct timespec until;
@@ -520,13 +786,7 @@ int reloader_queue_wait(struct reloader *r, struct inval_list *l, int max_ms)
 
 	if ((err = queue(r, l, &ticket)) < 0)
 		return err;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += max_ms / 1000;
-	until.tv_nsec += (long)(max_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = deadline_in(max_ms);
 	pthread_mutex_lock(&r->qlock);
 	while (r->started && !atomic_load(&r->stop) && r->sent < ticket && rc == 0)
 		rc = pthread_cond_timedwait(&r->sent_cond, &r->qlock, &until);
@@ -534,16 +794,19 @@ int reloader_queue_wait(struct reloader *r, struct inval_list *l, int max_ms)
 	return rc ? -rc : 0;
 }
 
-void reloader_free(struct reloader *r)
+int reloader_free(struct reloader *r)
 {
+	struct timespec until;
 	size_t i;
 
 	if (!r)
-		return;
+		return 0;
 	if (r->started) {
 		atomic_store(&r->stop, true);
 		wake(r);
-		pthread_join(r->thread, NULL);
+		until = deadline_in(RELOAD_STOP_MS);
+		if (pthread_timedjoin_np(r->thread, NULL, &until) != 0)
+			return -ETIMEDOUT;
 	}
 	if (r->ifd >= 0)
 		close(r->ifd);
@@ -552,8 +815,12 @@ void reloader_free(struct reloader *r)
 	for (i = 0; i < r->nw; i++)
 		free(r->w[i].name);
 	free(r->w);
+	for (i = 0; i < r->nopen; i++)
+		free(r->open[i].name);
+	free(r->open);
 	inval_list_release(&r->queue);
 	pthread_cond_destroy(&r->sent_cond);
 	pthread_mutex_destroy(&r->qlock);
 	free(r);
+	return 0;
 }

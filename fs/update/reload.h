@@ -17,17 +17,26 @@
  * Quiet gap and cap keep a change visible well within SPEC's 100 ms. */
 #define RELOAD_QUIET_MS 5
 #define RELOAD_MAX_DEBOUNCE_MS 20
+/* An input written in place is not read before its writer closes it (a
+ * half-written config would make names vanish for a moment, issue 14.6),
+ * unless the writer keeps it open this long. */
+#define RELOAD_MAX_WRITER_MS 1000
 
 /* The first load, before mounting. On success publishes generation 1 into
  * fs->state (initialising it) and returns 0. On failure prints one line
  * per error diagnostic to stderr and returns a negative errno. */
 int envfs_load_initial(struct envfs *fs);
 
+struct load;
+
 /* Loads the inputs again and publishes the result (or the failure's
  * reason), sending invalidations unless -o noinval. Runs on the reload
  * thread; never call it from a request handler. Returns 0 when the inputs
- * loaded, else the load's negative errno (the old resolution stays). */
-int envfs_reload(struct envfs *fs);
+ * loaded, else the load's negative errno (the old resolution stays).
+ * valid, when not NULL, is asked after the inputs were read and before
+ * anything is published: false drops the attempt (an input changed
+ * while it was read) and returns -EAGAIN. */
+int envfs_reload(struct envfs *fs, bool (*valid)(void *arg), void *arg);
 
 struct reloader;
 
@@ -46,7 +55,15 @@ int reloader_queue(struct reloader *r, struct inval_list *l);
  * wait on: no request in flight of its own but FLUSH. Returns 0, or
  * -ETIMEDOUT (they are still sent later). */
 int reloader_queue_wait(struct reloader *r, struct inval_list *l, int max_ms);
-/* Stops and joins the thread (if started) and frees r. NULL is a no-op. */
-void reloader_free(struct reloader *r);
+/* How long reloader_free waits for the thread: SIGTERM must end the
+ * daemon within 2 s (SPEC 8), whatever an input does. */
+#define RELOAD_STOP_MS 1000
+
+/* Stops and joins the thread (if started) and frees r; NULL is a no-op.
+ * -ETIMEDOUT when the thread did not stop within RELOAD_STOP_MS (stuck
+ * reading an input that never answers, such as a hung file server):
+ * then r and everything the thread uses (the envfs, its session) must be
+ * left alone, and the process should end. Else 0. */
+int reloader_free(struct reloader *r);
 
 #endif

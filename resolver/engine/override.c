@@ -62,11 +62,23 @@ int override_set_put(struct override_set *ov, const char *backend, const char *a
 	}
 	o->value = copy;
 	o->value_len = value_len;
+	o->private = false;
 	ov->n++;
 	return 0;
 nomem:
 	free(copy);
 	return -ENOMEM;
+}
+
+int override_set_mark_private(struct override_set *ov, const char *backend,
+			      const char *arch, const char *name, bool private)
+{
+	struct override *o = find(ov, backend, arch, name);
+
+	if (!o)
+		return -ENOENT;
+	o->private = private;
+	return 0;
 }
 
 int override_set_drop(struct override_set *ov, const char *backend, const char *arch,

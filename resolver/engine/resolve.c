@@ -881,6 +881,8 @@ static int pin_overrides(struct sim *s)
 		e->val = o->value;
 		e->len = o->value ? o->value_len : 0;
 		e->layer = LAYER_OVERRIDE;
+		/* A file made private through the mount (0600) is a secret. */
+		e->secret |= o->private;
 	}
 	return 0;
 }

@@ -43,6 +43,9 @@ struct override {
 	char *backend, *arch, *name;
 	char *value;                   /* NULL when unset (rm) */
 	size_t value_len;
+	bool private;                  /* a secret: made by a file created
+	                                  with a mode that grants nothing to
+	                                  others, or moved from a secret */
 };
 
 struct override_set {
@@ -130,6 +133,10 @@ void resolution_free(struct resolution *r);
 int override_set_put(struct override_set *ov, const char *backend,
 		     const char *arch, const char *name, const char *value,
 		     size_t value_len);
+/* Sets whether the override of name is private (a new value for it keeps
+ * the flag); returns 0, or -ENOENT when there is none. */
+int override_set_mark_private(struct override_set *ov, const char *backend,
+			      const char *arch, const char *name, bool private);
 /* Drops the override of name; returns 0, or -ENOENT when there was none. */
 int override_set_drop(struct override_set *ov, const char *backend,
 		      const char *arch, const char *name);

@@ -1,4 +1,5 @@
 /* world: every input read once, ready to be resolved many times. */
+#include "inputs_trust.h"
 #include "resolve.h"
 #include "spec_share.h"
 #include "specs_digest.h"
@@ -260,7 +261,8 @@ static int load(const struct envfs_inputs *in, const struct world *prev, bool sh
 	failed |= err < 0;
 	if ((err = load_host(w, in)) < 0)
 		goto out;
-	if ((err = hostprobe_run(in->host_root, &w->probe)) < 0)
+	if ((err = hostprobe_run(in->host_root, &w->probe)) < 0 ||
+	    (err = inputs_trust_check(in, &w->diags)) < 0)
 		goto out;
 	if (in->narches) {
 		err = -ENOMEM;

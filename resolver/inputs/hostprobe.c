@@ -263,7 +263,8 @@ static int probe_ib(struct hostprobe *hp)
 			goto out;
 		if (!nports)
 			continue;
-		qsort(ports, nports, sizeof(*ports), cmp_num);
+		if (nports)
+			qsort(ports, nports, sizeof(*ports), cmp_num);
 		if ((err = sb_addf(&out, "%s%s:%s", out.len ? "," : "", devs[k], ports[0])) < 0)
 			goto out;
 	}

@@ -8,13 +8,12 @@
 #include "inherit.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "infile.h"
 #include "strbuf.h"
 #include "text.h"
 
@@ -319,17 +318,15 @@ int inherit_load_file_as(const char *path, const char *tag, char *const *host_en
 			 struct env_list *out, struct diag_list *diags)
 {
 	struct strbuf buf = STRBUF_INIT;
-	struct stat st;
 	int fd = -1, err = 0;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st) < 0) {
-		err = -errno;
-		diag_add(diags, DIAG_ERROR, path, 0, 0, "cannot read: %s", strerror(-err));
+	if ((fd = infile_open(path, NULL)) == -EINVAL) {
+		err = infile_refused(diags, path);
 		goto out;
 	}
-	if (S_ISDIR(st.st_mode)) {
-		err = -EISDIR;
-		diag_add(diags, DIAG_ERROR, path, 0, 0, "is a directory");
+	if (fd < 0) {
+		err = fd;
+		diag_add(diags, DIAG_ERROR, path, 0, 0, "cannot read: %s", strerror(-err));
 		goto out;
 	}
 	/* Read to EOF rather than trusting st_size: pipes and files that grow

@@ -118,6 +118,8 @@ static int add_entry(struct strbuf *out, const struct override *o)
 	else
 		err = sb_adds(out, ", value_hex: ") < 0 ? -ENOMEM :
 		      add_hex(out, o->value, o->value_len);
+	if (err == 0 && o->private)
+		err = sb_adds(out, ", private: true");
 	return err < 0 ? err : sb_adds(out, "}\n");
 }
 
@@ -302,8 +304,8 @@ static bool var_name_ok(const struct ynode *n)
 static int load_entry(struct lctx *c, const struct ynode *item, struct override_set *tmp)
 {
 	static const char *const keys[] = { "backend", "arch", "name", "value",
-					    "value_hex", "unset" };
-	enum { K_BACKEND, K_ARCH, K_NAME, K_VALUE, K_HEX, K_UNSET, K_COUNT };
+					    "value_hex", "unset", "private" };
+	enum { K_BACKEND, K_ARCH, K_NAME, K_VALUE, K_HEX, K_UNSET, K_PRIVATE, K_COUNT };
 	const struct ynode *f[K_COUNT] = { 0 };
 	char *hex = NULL, *strs[3] = { 0 };
 	const char *value = NULL;
@@ -320,7 +322,7 @@ static int load_entry(struct lctx *c, const struct ynode *item, struct override_
 			;
 		if (k == K_COUNT)
 			return bad(c, key, "unknown key in an override (expected backend, "
-				   "arch, name, and value, value_hex or unset)");
+				   "arch, name, value, value_hex or unset, and private)");
 		if (f[k])
 			return bad(c, key, "%s is given twice", keys[k]);
 		if (val->kind != YN_SCALAR)
@@ -341,6 +343,8 @@ static int load_entry(struct lctx *c, const struct ynode *item, struct override_
 			   "and unset: true");
 	if (f[K_UNSET] && !yscalar_is(f[K_UNSET], "true"))
 		return bad(c, f[K_UNSET], "unset must be true");
+	if (f[K_PRIVATE] && !yscalar_is(f[K_PRIVATE], "true") && !yscalar_is(f[K_PRIVATE], "false"))
+		return bad(c, f[K_PRIVATE], "private must be true or false");
 	if (f[K_VALUE]) {
 		if (f[K_VALUE]->len > STATEFILE_VALUE_MAX)
 			return bad(c, f[K_VALUE], "value is longer than %d bytes",
@@ -360,7 +364,9 @@ static int load_entry(struct lctx *c, const struct ynode *item, struct override_
 		err = bad(c, f[K_NAME], "%s/%s/%s is listed twice", strs[0], strs[1], strs[2]);
 		goto out;
 	}
-	err = override_set_put(tmp, strs[0], strs[1], strs[2], value, vlen);
+	if ((err = override_set_put(tmp, strs[0], strs[1], strs[2], value, vlen)) == 0)
+		err = override_set_mark_private(tmp, strs[0], strs[1], strs[2],
+						f[K_PRIVATE] && yscalar_is(f[K_PRIVATE], "true"));
 out:
 	for (k = 0; k < 3; k++)
 		free(strs[k]);
@@ -401,8 +407,10 @@ static int load_doc(const struct ydoc *doc, struct override_set *ov,
 		err = load_entry(&c, list->items[i], &tmp);
 	/* All or nothing: a bad entry leaves ov as it was. */
 	for (i = 0; i < tmp.n && err == 0; i++)
-		err = override_set_put(ov, tmp.v[i].backend, tmp.v[i].arch, tmp.v[i].name,
-				       tmp.v[i].value, tmp.v[i].value_len);
+		if ((err = override_set_put(ov, tmp.v[i].backend, tmp.v[i].arch, tmp.v[i].name,
+					    tmp.v[i].value, tmp.v[i].value_len)) == 0)
+			err = override_set_mark_private(ov, tmp.v[i].backend, tmp.v[i].arch,
+							tmp.v[i].name, tmp.v[i].private);
 	override_set_release(&tmp);
 	return err;
 }

@@ -16,6 +16,7 @@
 #include <yaml.h>
 
 #include "arena.h"
+#include "infile.h"
 #include "yaml_build.h"
 
 const char *ynode_kind_name(enum ynode_kind k)
@@ -295,8 +296,8 @@ int yfile_read(const char *path, char **buf, size_t *len)
 	struct stat st;
 	int fd, err;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
+	if ((fd = infile_open(path, NULL)) < 0)
+		return fd;
 	/* Checked before reading anything: a huge file costs nothing. */
 	if (fstat(fd, &st) < 0)
 		err = -errno;
@@ -327,6 +328,8 @@ int ydoc_load_file_as(const char *path, unsigned flags, struct ydoc **out,
 		err = diag_add(diags, DIAG_ERROR, path, 1, 1,
 			       "file is larger than 1 MiB");
 		err = err < 0 ? err : -EINVAL;
+	} else if (err == -EINVAL) {
+		err = infile_refused(diags, path);
 	} else if (err < 0 && err != -ENOMEM) {
 		int e = diag_add(diags, DIAG_ERROR, path, 0, 0,
 				 "cannot read: %s", strerror(-err));

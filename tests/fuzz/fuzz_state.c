@@ -22,6 +22,7 @@ static void same_or_abort(const struct override_set *a, const struct override_se
 		const struct override *y = override_set_find(b, x->backend, x->arch, x->name);
 
 		if (!y || !x->value != !y->value || x->value_len != y->value_len ||
+		    x->private != y->private ||
 		    (x->value && memcmp(x->value, y->value, x->value_len)))
 			abort();
 	}

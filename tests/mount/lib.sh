@@ -4,7 +4,8 @@
 # the foreground in the background (`&`), the test waits until the path is
 # a mount point, and an EXIT trap unmounts and kills whatever is left even
 # when the test fails. The daemon's stderr is captured per mount and must
-# hold nothing unexpected (sanitizer reports above all).
+# hold nothing unexpected (sanitizer reports above all). KEEP_TMP=1 keeps
+# the temporary directory for a look after a failure.
 #
 #   . "$(dirname "$0")/lib.sh"
 #   envfs_mount --config "$ENVFS_FIXTURES/mount/exp.yaml"
@@ -23,6 +24,9 @@ PID=""                 # the daemon of the current mount
 NMOUNT=0
 DAEMON_ERR=""          # its stderr
 ERR_FILES=()           # every daemon's stderr, checked at exit
+# Other mount points a test uses (a second daemon, a refused start); the
+# EXIT trap unmounts them too.
+EXTRA_MNTS=()
 # Extended regex of daemon stderr lines a test expects (none by default).
 ENVFS_STDERR_ALLOW=${ENVFS_STDERR_ALLOW:-}
 
@@ -60,9 +64,15 @@ check_daemon_stderr() {
 cleanup() {
 	local rc=$? f
 	set +e
-	if mountpoint -q "$MNT" 2>/dev/null; then
-		fusermount3 -u "$MNT" 2>/dev/null || fusermount3 -uz "$MNT" 2>/dev/null
+	# A test's own teardown first (a stopped daemon to continue, ...).
+	if [ "$(type -t test_cleanup)" = function ]; then
+		test_cleanup
 	fi
+	for f in "$MNT" "${EXTRA_MNTS[@]}"; do
+		if mountpoint -q "$f" 2>/dev/null; then
+			fusermount3 -u "$f" 2>/dev/null || fusermount3 -uz "$f" 2>/dev/null
+		fi
+	done
 	if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
 		kill -TERM "$PID" 2>/dev/null
 		sleep 0.2
@@ -72,7 +82,7 @@ cleanup() {
 	for f in "${ERR_FILES[@]}"; do
 		check_daemon_stderr "$f" || rc=1
 	done
-	rm -rf "$TMP"
+	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
 	exit $rc
 }
 trap cleanup EXIT

@@ -3,6 +3,7 @@
 tests/mount/stress.sh, which owns the mount.
 
     stress.py run DIR CONFIG SECONDS RESULT   writers, readers, config rewrites
+    stress.py ro DIR CONFIG SECONDS           readers and config rewrites (-o ro)
     stress.py verify DIR RESULT               after a remount: last acked values
 
 run: 4 writer threads each own 50 variables W<w>_<i> in DIR and set them in
@@ -21,9 +22,14 @@ value its creating open() gave it, or the config's value under an
 override). Everything is checked after the run,
 so the readers stay fast.
 
-A fifth thread rewrites CONFIG every 100 ms (a new file renamed over it):
-it changes MOUNT_STRESS_CFG and sets W0_0 and W1_1, which the overrides
-must keep shadowing through every reload.
+A fifth thread rewrites CONFIG every 10 ms, in turn in place (truncate and
+write) and by rename: it changes MOUNT_STRESS_CFG to a value whose length
+(10 bytes to over two pages) follows from the rewrite's number, and sets
+W0_0 and W1_1, which the overrides must keep shadowing through every
+reload. Every read of MOUNT_STRESS_CFG, and of its line in env_file, must
+be exactly one written value, and its fstat size must agree with the
+bytes read; it must never be missing (every version sets it). `ro` runs the readers and the rewriter alone, for a -o ro
+mount, where reads come without an open.
 
 RESULT (JSON) gets the last acknowledged value of every variable, which
 verify compares after the remount with the same --state.
@@ -75,6 +81,85 @@ def parse(value):
     return w, i, seq
 
 
+CFG_SIZES = (10, 100, 3000, PAGE + 100, 2 * PAGE + 100)
+
+
+def cfg_value(k):
+    """MOUNT_STRESS_CFG of the k-th config rewrite."""
+    head = "c%d-" % k
+    fill = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[k % 26]
+    return head + fill * max(0, CFG_SIZES[k % len(CFG_SIZES)] - len(head))
+
+
+def cfg_ok(value):
+    try:
+        return value == cfg_value(int(value[1:value.index("-")]))
+    except ValueError:
+        return False
+
+
+def write_config(config, k):
+    text = ('env:\n  MOUNT_STRESS_CFG: "%s"\n'
+            '  W0_0: "from-config-%d"\n  W1_1: "from-config-%d"\n' % (cfg_value(k), k, k))
+    if k % 2:
+        with open(config, "w") as f:       # in place: truncate, write
+            f.write(text)
+    else:
+        tmp = config + ".new"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.rename(tmp, config)
+
+
+def check_cfg_view(raw, size, errors):
+    """env_file read whole: its size agrees, and its MOUNT_STRESS_CFG line
+    is exactly one written value. Returns the text."""
+    if size != len(raw):
+        errors.append(("torn", "env_file: fstat says %d bytes, read %d" % (size, len(raw))))
+    text = raw.decode()
+    cfg = [line for line in text.split("\n") if line.startswith("MOUNT_STRESS_CFG=")]
+    if len(cfg) != 1 or not cfg_ok(cfg[0].split("=", 1)[1]):
+        errors.append(("torn", "env_file: MOUNT_STRESS_CFG lines %r" % [c[:40] for c in cfg]))
+    return text
+
+
+def check_cfg_var(raw, size, errors):
+    """MOUNT_STRESS_CFG read whole: one written value, its size agreeing."""
+    if size != len(raw) or not raw.endswith(b"\n") or not cfg_ok(raw[:-1].decode()):
+        errors.append(("torn", "MOUNT_STRESS_CFG: %d bytes (fstat %d): %r...%r"
+                       % (len(raw), size, raw[:16], raw[-16:])))
+
+
+def rewrite_loop(config, stop, counts, key):
+    """Rewrites config every 10 ms until stop; counts[key] = rewrites."""
+    k = 0
+    while not stop.wait(0.01):
+        k += 1
+        write_config(config, k)
+    counts[key] = k
+
+
+def run_threads(threads, stop, seconds):
+    for th in threads:
+        th.start()
+    stop.wait(seconds)
+    stop.set()
+    for th in threads:
+        th.join()
+
+
+def read_file(path):
+    """(bytes, fstat size) of one open, read to EOF."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        data = b""
+        while True:
+            chunk = f.read(1 << 16)
+            if not chunk:
+                return data, size
+            data += chunk
+
+
 class Acks:
     """Per variable, the acknowledged writes in order: times and seqs.
     One writer thread appends to a variable's lists; readers only look
@@ -97,8 +182,8 @@ def run(d, config, seconds, result):
     errors = []           # (kind, detail): torn, stale, failed writes
     reads = []            # (t_start, name, seq or None or "config")
     env_reads = []        # (t_start, {name: seq or "config"})
-    counts = {"writes": 0, "var_reads": 0, "env_reads": 0, "config_rewrites": 0,
-              "long_writes": 0, "close_ms_max": 0.0}
+    counts = {"writes": 0, "var_reads": 0, "env_reads": 0, "cfg_reads": 0,
+              "config_rewrites": 0, "long_writes": 0, "close_ms_max": 0.0}
     lock = threading.Lock()
 
     def writer(w):
@@ -155,12 +240,13 @@ def run(d, config, seconds, result):
 
     def reader(r):
         rnd = random.Random(100 + r)
-        nv = ne = 0
+        nv = ne = nc = 0
         while not stop.is_set():
-            if rnd.random() < 0.1:
+            x = rnd.random()
+            if x < 0.1:
                 t = time.monotonic()
-                with open(os.path.join(d, "env_file"), "rb") as f:
-                    text = f.read().decode()
+                raw, size = read_file(os.path.join(d, "env_file"))
+                text = check_cfg_view(raw, size, errors)
                 seen = {}
                 for line in text.split("\n"):
                     if line.startswith("W") and "=" in line:
@@ -170,15 +256,26 @@ def run(d, config, seconds, result):
                 env_reads.append((t, seen))
                 ne += 1
                 continue
+            if x < 0.25:
+                nc += 1
+                try:
+                    raw, size = read_file(os.path.join(d, "MOUNT_STRESS_CFG"))
+                except FileNotFoundError:
+                    errors.append(("missing", "MOUNT_STRESS_CFG, which every config sets"))
+                    continue
+                check_cfg_var(raw, size, errors)
+                continue
             name = name_of(rnd.randrange(WRITERS), rnd.randrange(VARS))
             t = time.monotonic()
             try:
-                with open(os.path.join(d, name), "rb") as f:
-                    raw = f.read()
+                raw, size = read_file(os.path.join(d, name))
             except FileNotFoundError:
                 reads.append((t, name, "missing"))
                 nv += 1
                 continue
+            # fstat reports the inode, which a write through the mount
+            # changes as it would a regular file's, while this open keeps
+            # the bytes it opened: no size check here (docs/RELIABILITY.md).
             if not raw.endswith(b"\n"):
                 errors.append(("torn", "%s: %d bytes, no trailing newline: %r...%r"
                                % (name, len(raw), raw[:30], raw[-20:])))
@@ -188,27 +285,13 @@ def run(d, config, seconds, result):
         with lock:
             counts["var_reads"] += nv
             counts["env_reads"] += ne
-
-    def rewriter():
-        k = 0
-        while not stop.wait(0.1):
-            k += 1
-            tmp = config + ".new"
-            with open(tmp, "w") as f:
-                f.write('env:\n  MOUNT_STRESS_CFG: "c%d"\n'
-                        '  W0_0: "from-config-%d"\n  W1_1: "from-config-%d"\n' % (k, k, k))
-            os.rename(tmp, config)
-        counts["config_rewrites"] = k
+            counts["cfg_reads"] += nc
 
     threads = [threading.Thread(target=writer, args=(w,)) for w in range(WRITERS)]
     threads += [threading.Thread(target=reader, args=(r,)) for r in range(READERS)]
-    threads.append(threading.Thread(target=rewriter))
-    for th in threads:
-        th.start()
-    stop.wait(seconds)
-    stop.set()
-    for th in threads:
-        th.join()
+    threads.append(threading.Thread(target=rewrite_loop,
+                                    args=(config, stop, counts, "config_rewrites")))
+    run_threads(threads, stop, seconds)
 
     # Staleness, now that every acknowledgement is known.
     def check(t, name, got):
@@ -243,16 +326,63 @@ def run(d, config, seconds, result):
     for kind, _ in errors:
         kinds[kind] = kinds.get(kind, 0) + 1
     print("# stress: %.0f s, %d writes acknowledged (%d over a page, slowest close %.1f ms), "
-          "%d variable reads, %d env_file reads (%d values checked), %d config rewrites"
+          "%d variable reads, %d env_file reads (%d values checked), %d config value reads, "
+          "%d config rewrites"
           % (seconds, counts["writes"], counts["long_writes"], counts["close_ms_max"],
              counts["var_reads"], counts["env_reads"],
-             sum(len(s) for _, s in env_reads), counts["config_rewrites"]), file=sys.stderr)
-    print("# stress: torn %d, stale %d, phantom %d, failed writes %d"
-          % (kinds.get("torn", 0), kinds.get("stale", 0), kinds.get("phantom", 0),
-             kinds.get("write", 0)), file=sys.stderr)
+             sum(len(s) for _, s in env_reads), counts["cfg_reads"],
+             counts["config_rewrites"]), file=sys.stderr)
+    print("# stress: torn %d, stale %d, missing %d, phantom %d, failed writes %d"
+          % (kinds.get("torn", 0), kinds.get("stale", 0), kinds.get("missing", 0),
+             kinds.get("phantom", 0), kinds.get("write", 0)), file=sys.stderr)
     for kind, detail in errors[:10]:
         print("%s: %s" % (kind, detail), file=sys.stderr)
     if counts["writes"] < 100 or counts["var_reads"] < 100 or counts["env_reads"] < 10:
+        print("too little happened to prove anything", file=sys.stderr)
+        return 1
+    return 1 if errors else 0
+
+
+def run_ro(d, config, seconds):
+    """Readers of MOUNT_STRESS_CFG and env_file, and the rewriter, on a -o ro
+    mount: every read is exactly one written value, and never missing."""
+    stop = threading.Event()
+    errors = []
+    counts = {"reads": 0, "env_reads": 0, "rewrites": 0}
+    lock = threading.Lock()
+
+    def reader(r):
+        rnd = random.Random(200 + r)
+        n = ne = 0
+        while not stop.is_set():
+            env = rnd.random() < 0.2
+            try:
+                raw, size = read_file(os.path.join(d, "env_file" if env else "MOUNT_STRESS_CFG"))
+            except FileNotFoundError:
+                errors.append(("missing", "MOUNT_STRESS_CFG, which every config sets"))
+                continue
+            if env:
+                check_cfg_view(raw, size, errors)
+                ne += 1
+            else:
+                check_cfg_var(raw, size, errors)
+            n += 1
+        with lock:
+            counts["reads"] += n
+            counts["env_reads"] += ne
+
+    threads = [threading.Thread(target=reader, args=(r,)) for r in range(READERS)]
+    threads.append(threading.Thread(target=rewrite_loop, args=(config, stop, counts, "rewrites")))
+    run_threads(threads, stop, seconds)
+    kinds = {}
+    for kind, _ in errors:
+        kinds[kind] = kinds.get(kind, 0) + 1
+    print("# stress -o ro: %.0f s, %d reads (%d of env_file), %d config rewrites; torn %d, "
+          "missing %d" % (seconds, counts["reads"], counts["env_reads"], counts["rewrites"],
+                          kinds.get("torn", 0), kinds.get("missing", 0)), file=sys.stderr)
+    for kind, detail in errors[:10]:
+        print("%s: %s" % (kind, detail), file=sys.stderr)
+    if counts["reads"] < 100 or counts["rewrites"] < 10:
         print("too little happened to prove anything", file=sys.stderr)
         return 1
     return 1 if errors else 0
@@ -281,4 +411,6 @@ def verify(d, result):
 if __name__ == "__main__":
     if sys.argv[1] == "run":
         sys.exit(run(sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]))
+    if sys.argv[1] == "ro":
+        sys.exit(run_ro(sys.argv[2], sys.argv[3], float(sys.argv[4])))
     sys.exit(verify(sys.argv[2], sys.argv[3]))

@@ -194,6 +194,8 @@ static void test_statefile__bad_documents_are_refused_whole_with_their_place(voi
 	assert_prefix(refused("version: 2\noverrides: []\n"), "s.yaml:1:");
 	assert_prefix(refused("version: 1\noverrides: []\nextra: 1\n"), "s.yaml:3:");
 	assert_prefix(refused("- just a list\n"), "s.yaml:1:");
+	assert_prefix(refused("version: 1\noverrides:\n  - {backend: m, arch: a, name: A, "
+			      "value: x, private: maybe}\n"), "s.yaml:3:");
 }
 
 static void test_statefile__values_longer_than_the_limit_are_refused(void **state)
@@ -267,10 +269,51 @@ static void test_statefile__save_replaces_the_file_privately_and_leaves_no_tempo
 	override_set_release(&back);
 }
 
+/* A private override (made by a file created 0600, or moved from a
+ * secret, issue 14.14) keeps its flag across a save and a load; a file
+ * written before the flag existed loads as not private. */
+static void test_statefile__private_round_trips_and_old_files_load(void **state)
+{
+	static const char old_file[] =
+		"version: 1\noverrides:\n"
+		"  - {backend: \"maxtext\", arch: \"gfx950\", name: \"A\", value: \"a\"}\n";
+	static const char flagged[] =
+		"version: 1\noverrides:\n"
+		"  - {backend: \"maxtext\", arch: \"gfx950\", name: \"A\", value: \"a\", private: true}\n";
+	struct override_set ov = { 0 }, back = { 0 }, old = { 0 };
+	struct diag_list d = DIAG_LIST_INIT;
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	put(&ov, "P", "secret", 6);
+	put(&ov, "Q", "plain", 5);
+	assert_int_equal(override_set_mark_private(&ov, "maxtext", "gfx950", "P", true), 0);
+	/* A later value for the same file keeps it private. */
+	put(&ov, "P", "secret2", 7);
+	assert_int_equal(statefile_render(&ov, &sb), 0);
+	assert_non_null(strstr(sb_str(&sb), "name: \"P\", value: \"secret2\", private: true}"));
+	assert_non_null(strstr(sb_str(&sb), "name: \"Q\", value: \"plain\"}"));
+	round_trip(&ov, &back);
+	assert_true(override_set_find(&back, "maxtext", "gfx950", "P")->private);
+	assert_false(override_set_find(&back, "maxtext", "gfx950", "Q")->private);
+	assert_int_equal(statefile_load_buffer("s.yaml", old_file, strlen(old_file), &old, &d), 0);
+	assert_false(override_set_find(&old, "maxtext", "gfx950", "A")->private);
+	override_set_release(&old);
+	assert_int_equal(statefile_load_buffer("s.yaml", flagged, strlen(flagged), &old, &d), 0);
+	assert_true(override_set_find(&old, "maxtext", "gfx950", "A")->private);
+	assert_int_equal(d.n, 0);
+	assert_int_equal(override_set_mark_private(&ov, "maxtext", "gfx950", "NONE", true), -ENOENT);
+	override_set_release(&old);
+	override_set_release(&ov);
+	override_set_release(&back);
+	sb_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_statefile__every_escaped_value_round_trips),
+		cmocka_unit_test(test_statefile__private_round_trips_and_old_files_load),
 		cmocka_unit_test(test_statefile__any_byte_but_nul_round_trips_as_value_hex),
 		cmocka_unit_test(test_statefile__unsets_round_trip_and_output_is_sorted),
 		cmocka_unit_test(test_statefile__empty_set_and_empty_file_load_as_nothing),

@@ -1,0 +1,31 @@
+/* trust: whether anyone but a given user could have written a file.
+ *
+ *   $ ls -ld /tmp /tmp/run.state.yaml
+ *   drwxrwxrwt root   root   /tmp
+ *   -rw-rw-rw- nobody nogroup /tmp/run.state.yaml     <- refused
+ *
+ * A file is the user's alone when it is owned by the user or root, is
+ * writable by neither its group nor others, and every directory from
+ * its own up to / is owned by the user or root and writable by no one
+ * else unless the sticky bit keeps others from renaming what is not
+ * theirs (the rules of OpenSSH's StrictModes). The --state file is
+ * refused otherwise (its overrides land in the run's environment, and a
+ * crafted LD_PRELOAD is a takeover); the config, specs and --inherit
+ * files of a daemon running as root get a warning (issue 14.15). */
+#ifndef ENVFS_TRUST_H
+#define ENVFS_TRUST_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "strbuf.h"
+
+/* Checks path (absolute, without symlinks: a realpath) for user uid.
+ * Returns 1 when only uid or root could have written it, 0 when someone
+ * else could, with one phrase appended to why ("owned by uid 65534",
+ * "writable by others (mode 0666)", "in directory /x, which is writable
+ * by others"), or a negative errno (-ENOENT when missing_ok is false and
+ * path does not exist; a missing file is judged by its directories). */
+int trust_path(const char *path, uid_t uid, bool missing_ok, struct strbuf *why);
+
+#endif

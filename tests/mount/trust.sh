@@ -1,0 +1,62 @@
+#!/bin/bash
+# Inputs another user can change, when the daemon runs as root (issue
+# 14.15): a config, spec or --inherit file owned by another user, group or
+# world writable, or in a directory others may write without the sticky
+# bit, is a warning in `check` (exit 1) and in status and diagnostics,
+# naming the file and why; inputs that are root's alone give none.
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || { echo "the rule is for a daemon running as root: skipped" >&2; exit 77; }
+
+specs="$TMP/specs"
+cp -r "$ENVFS_SPECS" "$specs"
+chmod 755 "$specs"
+good="$TMP/good"
+mkdir -m 755 "$good"
+printf 'env:\n  NCCL_IB_GID_INDEX: "5"\n' >"$good/exp.yaml"
+echo 'IMAGE_VAR=1' >"$good/image.env"
+chmod 644 "$good/exp.yaml" "$good/image.env"
+
+# ---- root's alone: no warning ----
+"$ENVFS_BIN" check --specs "$specs" --config "$good/exp.yaml" --inherit "$good/image.env" \
+	-b maxtext -a gfx950 >"$TMP/check.out" 2>&1 || true
+! grep -q 'another user can change' "$TMP/check.out" || fail "a warning for root's own files: $(cat "$TMP/check.out")"
+envfs_mount --specs "$specs" --config "$good/exp.yaml" --inherit "$good/image.env"
+! grep -q '^warning:' "$MNT/status" || fail "status warns about root's own files"
+envfs_umount
+
+# ---- a world-writable directory, another owner, a writable spec ----
+open="$TMP/open"
+mkdir "$open"
+chmod 777 "$open"
+cp "$good/exp.yaml" "$open/exp.yaml"
+cp "$good/image.env" "$TMP/theirs.env"
+chown 65534:65534 "$TMP/theirs.env"
+chmod 666 "$specs/maxtext.yaml"
+IN=(--specs "$specs" --config "$open/exp.yaml" --inherit "$TMP/theirs.env")
+
+rc=0
+"$ENVFS_BIN" check "${IN[@]}" -b maxtext -a gfx950 >"$TMP/check.out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "check exits $rc, want 1 (warnings): $(cat "$TMP/check.out")"
+grep -q "^$open/exp.yaml: warning: another user can change this file (directory $open is writable by others (mode 0777))" "$TMP/check.out" ||
+	fail "no warning for the config: $(cat "$TMP/check.out")"
+grep -q "^$TMP/theirs.env: warning: another user can change this file (owned by uid 65534)" "$TMP/check.out" ||
+	fail "no warning for the inherit file: $(cat "$TMP/check.out")"
+grep -q "^$specs/maxtext.yaml: warning: another user can change this file (writable by others (mode 0666))" "$TMP/check.out" ||
+	fail "no warning for the spec file: $(cat "$TMP/check.out")"
+
+envfs_mount "${IN[@]}"
+for want in "$open/exp.yaml: another user can change" "$TMP/theirs.env: another user can change" \
+	"$specs/maxtext.yaml: another user can change"; do
+	grep -q "^warning: $want" "$MNT/status" || fail "status lacks '$want': $(grep '^warning' "$MNT/status")"
+	grep -q "${want%%:*}: warning: another user can change" "$MNT/diagnostics" ||
+		fail "diagnostics lack the warning for ${want%%:*}"
+done
+# Fixed: the next reload drops the warning.
+chmod 644 "$specs/maxtext.yaml"
+chmod 755 "$open"
+echo 'IMAGE_VAR=2' >"$TMP/theirs.env.new"
+mv "$TMP/theirs.env.new" "$TMP/theirs.env"
+wait_for_value "$MNT/env/maxtext/gfx950/IMAGE_VAR" 2 1000 >/dev/null
+! grep -q '^warning:' "$MNT/status" || fail "status still warns: $(grep '^warning' "$MNT/status")"
+envfs_umount
