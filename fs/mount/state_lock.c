@@ -17,6 +17,8 @@
 #include "trust.h"
 
 #define MAX_LINKS 40
+/* How long a new mount waits for the daemon that held the file. */
+#define STATE_LOCK_WAIT_MS 3000
 
 static int say(const char *given, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -115,7 +117,7 @@ static int lock(const char *given, const char *path, int *fd_out)
 	struct strbuf why = STRBUF_INIT;
 	char *lpath = NULL, pid[32];
 	struct stat st;
-	int fd = -1, err, r;
+	int fd = -1, err, r, waited;
 	ssize_t n;
 
 	if (asprintf(&lpath, "%s.lock", path) < 0)
@@ -135,7 +137,13 @@ static int lock(const char *given, const char *path, int *fd_out)
 		    r < 0 ? strerror(-r) : sb_str(&why));
 		goto out;
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	/* `fusermount3 -u` returns before the unmounted daemon has saved and
+	 * exited, so a mount run right after it finds the lock still held:
+	 * wait for that daemon a little before calling the file in use. */
+	for (waited = 0; (r = flock(fd, LOCK_EX | LOCK_NB)) < 0 && errno == EWOULDBLOCK &&
+			 waited < STATE_LOCK_WAIT_MS; waited += 10)
+		usleep(10 * 1000);
+	if (r < 0) {
 		err = -errno;
 		if (errno != EWOULDBLOCK) {
 			say(given, err, "cannot lock %s: %s", lpath, strerror(-err));

@@ -16,7 +16,9 @@
  * - an exclusive lock is taken on FILE.lock beside it (flock, so it
  *   survives the daemonizing fork and goes with the last descriptor, also
  *   on SIGKILL), and the lock file holds the daemon's PID, which a second
- *   daemon names when it is refused. Each daemon rewrites the whole file
+ *   daemon names when it is refused (after waiting up to 3 s for a
+ *   daemon that was just unmounted and is still saving and exiting:
+ *   `fusermount3 -u` returns before it has). Each daemon rewrites the whole file
  *   from its own memory, so two on one file would lose each other's
  *   writes. */
 #ifndef ENVFS_STATE_LOCK_H

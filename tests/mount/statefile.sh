@@ -48,6 +48,15 @@ refused "a second daemon through a symlink" "$TMP/state-link.yaml" "in use by an
 [ "$(cat "$dir/LOCK_V")" = first ] || fail "the first mount lost its value"
 grep -q 'LOCK_V", value: "first"' "$state" || fail "the state file lost the first mount's write"
 envfs_umount
+# fusermount3 -u returns before the daemon has saved and exited: a mount
+# right after it waits for that daemon instead of calling the file in use.
+for i in 1 2 3 4 5; do
+	"$ENVFS_BIN" "${IN[@]}" --state "$state" "$MNT2" 2>"$TMP/again.err" ||
+		fail "mount $i right after an unmount: $(cat "$TMP/again.err")"
+	echo "again$i" >"$MNT2/env/maxtext/gfx950/LOCK_V"
+	fusermount3 -u "$MNT2"
+done
+grep -q 'LOCK_V", value: "again5"' "$state" || fail "the last quick remount's write is not saved"
 # The lock goes with the daemon, also after SIGKILL.
 envfs_mount "${IN[@]}" --state "$state"
 kill -KILL "$PID"
@@ -55,7 +64,7 @@ wait "$PID" 2>/dev/null || true
 PID=""
 fusermount3 -uz "$MNT"
 envfs_mount "${IN[@]}" --state "$state"
-[ "$(cat "$dir/LOCK_V")" = first ] || fail "after a SIGKILL and a remount"
+[ "$(cat "$dir/LOCK_V")" = again5 ] || fail "after a SIGKILL and a remount"
 envfs_umount
 # A daemonized mount: the message names the daemon, not the parent that
 # returned the prompt.
