@@ -7,6 +7,7 @@
 #include "expr.h"
 #include "strbuf.h"
 #include "template.h"
+#include "text.h"
 
 /* Longest message a rule may print with its values in. */
 #define RULE_MSG_MAX 1024
@@ -16,7 +17,7 @@ int rule_check(const struct spec *sp, const struct spec_rule *r, envfs_lookup_fn
 {
 	struct expr_env env = { sp->dialect, cond, ctx, false, "" };
 	struct tmpl_result res = { 0 };
-	struct strbuf msg = STRBUF_INIT;
+	struct strbuf raw = STRBUF_INIT, msg = STRBUF_INIT;
 	struct expr *e = NULL;
 	char why[160];
 	bool hit = false;
@@ -28,12 +29,14 @@ int rule_check(const struct spec *sp, const struct spec_rule *r, envfs_lookup_fn
 	}
 	if ((err = expr_eval(e, &env, &hit)) < 0 || !hit)
 		goto out;
-	err = tmpl_expand(r->message, sp->dialect, RULE_MSG_MAX, shown, ctx, &msg, &res);
-	if (err < 0)
+	err = tmpl_expand(r->message, sp->dialect, RULE_MSG_MAX, shown, ctx, &raw, &res);
+	/* A value may hold a newline or a tab: the diagnostic stays one line. */
+	if (err < 0 || (err = text_escape(&msg, raw.buf ? raw.buf : "", raw.len)) < 0)
 		goto out;
 	err = diag_add(diags, r->sev, sp->display, r->line, r->col, "%s%s", sb_str(&msg),
 		       res.too_long ? "..." : "");
 out:
+	sb_release(&raw);
 	sb_release(&msg);
 	expr_free(e);
 	return err;

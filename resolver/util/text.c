@@ -4,6 +4,7 @@
 #include "strbuf.h"
 
 #include <limits.h>
+#include <stdbool.h>
 
 size_t utf8_seq(const unsigned char *p, size_t n, unsigned *cp)
 {
@@ -109,15 +110,17 @@ static int quote_utf8(struct strbuf *sb, const char *s, size_t n, size_t *i)
 	return err;
 }
 
-int text_quote(struct strbuf *sb, const char *s, size_t n, size_t max)
+/* The bytes of s, at most max, with what would not read as itself on one
+ * line escaped; with quotes, '"' and '\\' too. */
+static int escape(struct strbuf *sb, const char *s, size_t n, size_t max, bool quotes)
 {
 	size_t i;
-	int err = sb_addc(sb, '"');
+	int err = 0;
 
 	for (i = 0; i < n && i < max && !err; i++) {
 		unsigned char ch = (unsigned char)s[i];
 
-		if (ch == '"' || ch == '\\')
+		if (quotes && (ch == '"' || ch == '\\'))
 			err = sb_addf(sb, "\\%c", ch);
 		else if (ch == '\n')
 			err = sb_adds(sb, "\\n");
@@ -132,5 +135,19 @@ int text_quote(struct strbuf *sb, const char *s, size_t n, size_t max)
 	}
 	if (!err && n > max)
 		err = sb_adds(sb, "...");
+	return err;
+}
+
+int text_quote(struct strbuf *sb, const char *s, size_t n, size_t max)
+{
+	int err = sb_addc(sb, '"');
+
+	if (!err)
+		err = escape(sb, s, n, max, true);
 	return err ? err : sb_addc(sb, '"');
+}
+
+int text_escape(struct strbuf *sb, const char *s, size_t n)
+{
+	return escape(sb, s, n, n, false);
 }

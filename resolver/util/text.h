@@ -22,5 +22,8 @@ bool text_parse_ll(const char *s, size_t len, long long *out);
  * than max bytes shortened with "...". Returns 0 or -ENOMEM. */
 struct strbuf;
 int text_quote(struct strbuf *sb, const char *s, size_t n, size_t max);
+/* The same escapes without the quotes and without escaping '"' or '\\':
+ * for text already inside a message, such as a value a rule shows. */
+int text_escape(struct strbuf *sb, const char *s, size_t n);
 
 #endif

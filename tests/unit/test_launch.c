@@ -367,6 +367,14 @@ static void test_launch__a_distributed_value_the_launcher_refuses_is_an_error(vo
 		  NULL);
 	done(&r);
 
+	/* A value with a tab and a newline is shown escaped: one line. */
+	r = (struct run){ .env = { "GPUS_PER_NODE=\t3", "NNODES=2\n" } };
+	s = launch(&r);
+	diag_with(s, DIAG_ERROR, "Invalid GPUS_PER_NODE: '\\t3' (must be a positive integer)",
+		  NULL);
+	assert_false(any_diag_has(s, "\t3"));
+	done(&r);
+
 	r = (struct run){ .env = { "GPUS_PER_NODE=128" } };
 	s = launch(&r);
 	diag_with(s, DIAG_ERROR, "Invalid GPUS_PER_NODE: 128 (must be between 1 and 72)", NULL);

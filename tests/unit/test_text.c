@@ -63,6 +63,17 @@ static void test_text__quote_shortens_past_max(void **state)
 	Q("abc", 3, "\"abc\"");
 }
 
+static void test_text__escape_keeps_quotes_and_shows_controls(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *in = "got '\t3\n4' \"x\" \\ \xef\xbb\xbf";
+
+	(void)state;
+	assert_int_equal(text_escape(&sb, in, strlen(in)), 0);
+	assert_string_equal(sb_str(&sb), "got '\\t3\\n4' \"x\" \\ \\ufeff");
+	sb_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -70,6 +81,7 @@ int main(void)
 		cmocka_unit_test(test_text__quote_shows_invisible_characters),
 		cmocka_unit_test(test_text__quote_escapes_bytes_of_no_valid_sequence),
 		cmocka_unit_test(test_text__quote_shortens_past_max),
+		cmocka_unit_test(test_text__escape_keeps_quotes_and_shows_controls),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
