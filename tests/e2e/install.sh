@@ -140,6 +140,11 @@ fi
 MANPAGER=cat MANWIDTH=100 LC_ALL=C man --warnings -l "$man1" >"$tmp/man.txt" 2>"$tmp/man.err" ||
 	fail "man -l $man1 failed: $(cat "$tmp/man.err")"
 [ ! -s "$tmp/man.err" ] || fail "man -l $man1 warned: $(cat "$tmp/man.err")"
+# An 80-column terminal is the common case: the page, its table included,
+# must lay out there without troff warnings too.
+MANPAGER=cat MANWIDTH=80 LC_ALL=C man --warnings -l "$man1" >/dev/null 2>"$tmp/man80.err" ||
+	fail "man -l $man1 at 80 columns failed: $(cat "$tmp/man80.err")"
+[ ! -s "$tmp/man80.err" ] || fail "man -l $man1 warned at 80 columns: $(cat "$tmp/man80.err")"
 # man(1) breaks lines and hyphenates words: join the text, then undo the
 # hyphenation breaks ("Mega- tron") before searching it.
 tr -s ' \n' '  ' <"$tmp/man.txt" | sed 's/\([a-z]\)- \([a-z]\)/\1\2/g' >"$tmp/man.flat"
