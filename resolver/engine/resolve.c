@@ -61,39 +61,47 @@ struct rec {
 	bool applied;                 /* it became the value */
 };
 
+/* An export: false entry that applies: [0] the runner's, [1] the backend's. */
+struct evar_param {
+	const struct spec_var *sv;
+	const char *val;
+	uint32_t len;
+};
+
+/* One per name the launch knows: 10,000 of them twice over during the
+ * fixed point (two simulations), so the layout is kept tight (the peak
+ * RSS target of docs/PERFORMANCE.md): lengths in 32 bits (no value
+ * exceeds the value limit, no input file 1 MiB), flags as bits, and the
+ * rare export: false parameters behind one pointer. */
 struct evar {
 	const char *name;
-	size_t name_len;
-	/* the environment */
-	const char *val;
-	size_t len;
-	bool set;
-	unsigned char layer;
+	const char *val;              /* the environment */
+	uint32_t name_len;
+	uint32_t len;
 	uint32_t win;                 /* the record of the value, or NONE */
 	uint32_t head, tail;          /* records */
-	/* what the specs say */
-	const struct spec_var *flags_decl;
-	bool flags_runner;
-	const struct spec_var *param[2];  /* export: false entries that apply,
-	                                     [0] the runner's, [1] the backend's */
-	const char *param_val[2];
-	size_t param_len[2];
-	const char *note;
-	const char *def;
-	bool have_def;
 	uint32_t last_entry[2];       /* 1 + the index of the last entry of the
 	                                 runner [0] / the backend [1] that sets
 	                                 it, 0 when none does */
-	bool pinned;                  /* an override: nothing else changes it */
-	bool secret;
-	bool consumed;                /* an append_from: never exported */
-	bool config_set;              /* the config's env: set it */
+	uint32_t nflags;
+	uint32_t runner_seen_len;
+	unsigned char layer;
+	bool set : 1;
+	bool flags_runner : 1;
+	bool have_def : 1;
+	bool pinned : 1;              /* an override: nothing else changes it */
+	bool secret : 1;
+	bool consumed : 1;            /* an append_from: never exported */
+	bool config_set : 1;          /* the config's env: set it */
+	bool runner_seen_set : 1;
+	/* what the specs say */
+	const struct spec_var *flags_decl;
+	struct evar_param *param;     /* [2] in the arena; NULL: neither */
+	const char *note;
+	const char *def;
 	const char *runner_seen;      /* its value when the runner ran */
-	size_t runner_seen_len;
-	bool runner_seen_set;
 	/* flag lists */
 	struct snap_flag *flags;
-	uint32_t nflags;
 	const char *effective;
 	const char *explain;          /* arena, lines */
 };
@@ -276,6 +284,29 @@ static int offer(struct sim *s, uint32_t vi, enum layer layer, const char *val, 
 	return 0;
 }
 
+/* ---- parameters ----------------------------------------------------------- */
+
+/* e's export: false entry of side k (0 the runner, 1 the backend), or NULL. */
+static const struct evar_param *param_of(const struct evar *e, int k)
+{
+	return e->param && e->param[k].sv ? &e->param[k] : NULL;
+}
+
+/* Records that sv, an export: false entry of side k, applies with val;
+ * the first such entry also gives the variable its default. */
+static int param_set(struct sim *s, struct evar *e, int k, const struct spec_var *sv,
+		     const char *val, size_t len)
+{
+	if (!e->param && !(e->param = arena_alloc(s->arena, 2 * sizeof(*e->param))))
+		return -ENOMEM;
+	e->param[k] = (struct evar_param){ .sv = sv, .val = val, .len = (uint32_t)len };
+	if (!e->have_def) {
+		e->def = val;
+		e->have_def = true;
+	}
+	return 0;
+}
+
 /* ---- reading the environment --------------------------------------------- */
 
 /* What a template or condition at the current step reads: the
@@ -298,10 +329,10 @@ static int sim_lookup(void *ctx, const char *name, size_t len, const char **val,
 		return 1;
 	}
 	k = s->step == STEP_RUNNER ? 0 : s->step == STEP_BACKEND ? 1 : -1;
-	if (k >= 0 && e->param[k]) {
+	if (k >= 0 && param_of(e, k)) {
 		s->taint |= e->secret;
-		*val = e->param_val[k];
-		*vlen = e->param_len[k];
+		*val = e->param[k].val;
+		*vlen = e->param[k].len;
 		return 1;
 	}
 	return 0;
@@ -976,7 +1007,7 @@ static int forward_ref(void *ctx, const char *name, size_t len)
 	if ((strlen(me->name) == len && !memcmp(me->name, name, len)) || vi == NONE)
 		return 0;
 	last = f->s->v[vi].last_entry[side];
-	if (f->s->v[vi].set || f->s->v[vi].param[side] || !last ||
+	if (f->s->v[vi].set || param_of(&f->s->v[vi], side) || !last ||
 	    (!f->whole && last - 1 <= f->at))
 		return 0;
 	o = &f->sp->vars[last - 1];
@@ -1204,13 +1235,8 @@ static int step_runner(struct sim *s)
 			continue;
 		e = &s->v[vi];
 		if (!sv->export) {
-			e->param[0] = sv;
-			e->param_val[0] = ev.val;
-			e->param_len[0] = ev.len;
-			if (!e->have_def) {
-				e->def = ev.val;
-				e->have_def = true;
-			}
+			if ((err = param_set(s, e, 0, sv, ev.val, ev.len)) < 0)
+				return err;
 			continue;
 		}
 		if ((err = offer(s, vi, layer_of(sp, sv), ev.val, ev.len, NULL,
@@ -1386,15 +1412,8 @@ static int step_backend(struct sim *s)
 			if ((err = entry_eval(s, sp, sv, &evs[k])) < 0)
 				break;
 			e = &s->v[vi];
-			if (!sv->export && evs[k].applies && evs[k].ok) {
-				e->param[1] = sv;
-				e->param_val[1] = evs[k].val;
-				e->param_len[1] = evs[k].len;
-				if (!e->have_def) {
-					e->def = evs[k].val;
-					e->have_def = true;
-				}
-			}
+			if (!sv->export && evs[k].applies && evs[k].ok)
+				err = param_set(s, e, 1, sv, evs[k].val, evs[k].len);
 		}
 	}
 	for (k = 0; k < sp->nvars && !err; k++) {
@@ -1422,13 +1441,13 @@ static int warn_empty_params(struct sim *s)
 
 	for (k = 0; k < s->nv && !err; k++) {
 		struct evar *e = &s->v[k];
-		const struct spec_var *p = e->param[1] ? e->param[1] : e->param[0];
-
+		const struct evar_param *ep = param_of(e, 1) ? param_of(e, 1) : param_of(e, 0);
+		const struct spec_var *p = ep ? ep->sv : NULL;
 		const struct spec *sp;
 
 		if (!p || !e->set || e->len || p->dialect != DIALECT_PYTHON)
 			continue;
-		sp = spec_of(s, p == e->param[0]);
+		sp = spec_of(s, ep == param_of(e, 0));
 		/* A relaxed reader takes an empty value for unset. */
 		if (sp->relaxed_values && sp->owned_prefix &&
 		    !strncmp(e->name, sp->owned_prefix, strlen(sp->owned_prefix)))
@@ -1436,8 +1455,7 @@ static int warn_empty_params(struct sim *s)
 		err = warn_at(s, DIAG_WARNING, sp, p,
 			      "%s is set but empty: env_spec.py reads it with os.getenv(), which "
 			      "gives the empty value, not the default %.*s", e->name,
-			      e->secret ? 10 : (int)e->param_len[p == e->param[0] ? 0 : 1],
-			      e->secret ? "<redacted>" : e->param_val[p == e->param[0] ? 0 : 1]);
+			      e->secret ? 10 : (int)ep->len, e->secret ? "<redacted>" : ep->val);
 	}
 	return err;
 }
@@ -1860,7 +1878,7 @@ static int build_snapshot(struct sim *s, struct snapshot **out)
 	for (k = 0; k < s->nv; k++) {
 		struct evar *e = &s->v[k];
 		struct snap_var *sv = &snap->vars[n];
-		bool param = !e->set && (e->param[0] || e->param[1]);
+		bool param = !e->set && (param_of(e, 0) || param_of(e, 1));
 
 		/* Unset and undeclared by any default: no entry, unless explain
 		 * has something to say about it (a launch fed the views sets it). */
@@ -1897,13 +1915,13 @@ static int build_snapshot(struct sim *s, struct snapshot **out)
 		    (err = explain_add(s, e, "consumed: appended to a flag list, never exported")) < 0)
 			goto out;
 		if (param) {
-			int pk = e->param[1] ? 1 : 0;
+			const struct evar_param *ep = param_of(e, 1) ? param_of(e, 1) : param_of(e, 0);
 
 			if ((err = explain_add(s, e, "parameter: not exported; its default is %.*s",
-					       e->secret ? 10 : (int)e->param_len[pk],
-					       e->secret ? "<redacted>" : e->param_val[pk])) < 0)
+					       e->secret ? 10 : (int)ep->len,
+					       e->secret ? "<redacted>" : ep->val)) < 0)
 				goto out;
-			sv->def = e->param_val[pk];
+			sv->def = ep->val;
 		}
 		sv->explain = e->explain;
 		if (sv->def && !(sv->def = arena_strdup(snap->arena, sv->def)))
