@@ -113,15 +113,16 @@ while IFS=$'\t' read -r kind file expect want_rc; do
 	esac
 	n=$((n + 1))
 	run_check "${args[@]}"
-	# CPU time only grows with what else runs (caches, a sibling
-	# hyperthread): an input over the bound gets two more tries and
-	# keeps its best, as a benchmark would.
+	# CPU and wall time only grow with what else runs (caches, a sibling
+	# hyperthread, a parallel build): an input over either bound gets two
+	# more tries and keeps its best of each, as a benchmark would.
 	tries=1
-	while [ "$cpu" -gt "$MAX_CPU_MS" ] && [ "$tries" -lt 3 ]; do
+	while { [ "$cpu" -gt "$MAX_CPU_MS" ] || [ "$ms" -gt "$MAX_MS" ]; } && [ "$tries" -lt 3 ]; do
 		best_cpu=$cpu best_ms=$ms
 		run_check "${args[@]}"
 		tries=$((tries + 1))
-		if [ "$best_cpu" -lt "$cpu" ]; then cpu=$best_cpu ms=$best_ms; fi
+		if [ "$best_cpu" -lt "$cpu" ]; then cpu=$best_cpu; fi
+		if [ "$best_ms" -lt "$ms" ]; then ms=$best_ms; fi
 	done
 	[ "$cpu" -le 100 ] || over_100=$((over_100 + 1))
 	if [ "$ms" -gt "$max_ms" ]; then max_ms=$ms max_ms_at=$kind/$file; fi
