@@ -114,10 +114,13 @@ while IFS=$'\t' read -r kind file expect want_rc; do
 	n=$((n + 1))
 	run_check "${args[@]}"
 	# CPU and wall time only grow with what else runs (caches, a sibling
-	# hyperthread, a parallel build): an input over either bound gets two
-	# more tries and keeps its best of each, as a benchmark would.
+	# hyperthread, the tests meson runs beside this one): an input over
+	# either bound gets up to four more tries and keeps its best of each,
+	# as a benchmark would (the largest input, ref_chain_24k, takes about
+	# 80 ms of CPU alone and was seen at 120 ms three times running on a
+	# loaded machine).
 	tries=1
-	while { [ "$cpu" -gt "$MAX_CPU_MS" ] || [ "$ms" -gt "$MAX_MS" ]; } && [ "$tries" -lt 3 ]; do
+	while { [ "$cpu" -gt "$MAX_CPU_MS" ] || [ "$ms" -gt "$MAX_MS" ]; } && [ "$tries" -lt 5 ]; do
 		best_cpu=$cpu best_ms=$ms
 		run_check "${args[@]}"
 		tries=$((tries + 1))
