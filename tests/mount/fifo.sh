@@ -105,7 +105,7 @@ start=$(now_ms)
 kill -TERM "$PID"
 wait "$PID" || fail "exit status $? after SIGTERM"
 PID=""
-[ $(($(now_ms) - start)) -le 2000 ] || fail "SIGTERM took $(($(now_ms) - start)) ms"
+[ $(($(now_ms) - start)) -le "$(scaled_ms 2000)" ] || fail "SIGTERM took $(($(now_ms) - start)) ms"
 ! mountpoint -q "$MNT" || fail "still mounted after SIGTERM"
 
 # ---- a reload stuck on an input that never answers ----
@@ -136,7 +136,7 @@ rc=0
 wait "$PID" || rc=$?
 PID=""
 elapsed=$(($(now_ms) - start))
-[ "$elapsed" -le 2000 ] || fail "SIGTERM with a stuck reload took $elapsed ms"
+[ "$elapsed" -le "$(scaled_ms 2000)" ] || fail "SIGTERM with a stuck reload took $elapsed ms"
 ! mountpoint -q "$MNT" || fail "still mounted after SIGTERM"
 note "SIGTERM with a stuck reload thread: exit $rc after $elapsed ms"
 kill -CONT "$APID"

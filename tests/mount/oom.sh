@@ -7,8 +7,8 @@
 . "$(dirname "$0")/lib.sh"
 
 command -v prlimit >/dev/null || { echo "prlimit (util-linux) is missing: skipped" >&2; exit 77; }
-if grep -q __asan_init "$ENVFS_BIN" 2>/dev/null; then
-	echo "AddressSanitizer reserves terabytes of address space and aborts on a failed malloc: skipped" >&2
+if grep -qa -e __asan_init -e __tsan_init "$ENVFS_BIN" 2>/dev/null; then
+	echo "AddressSanitizer and ThreadSanitizer reserve terabytes of address space and abort on a failed malloc: skipped" >&2
 	exit 77
 fi
 

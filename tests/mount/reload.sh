@@ -7,7 +7,7 @@
 # cached value stays stale, which proves the invalidation does the work.
 . "$(dirname "$0")/lib.sh"
 
-BUDGET_MS=${ENVFS_RELOAD_BUDGET_MS:-100}
+BUDGET_MS=${ENVFS_RELOAD_BUDGET_MS:-$(scaled_ms 100)}
 cfg="$TMP/exp.yaml"
 # write_cfg GID [EXTRA_YAML_LINE]: rewrites the config in place.
 write_cfg() {

@@ -8,7 +8,7 @@
 # error in status, and fixing it recovers.
 . "$(dirname "$0")/lib.sh"
 
-BUDGET_MS=${ENVFS_RELOAD_BUDGET_MS:-100}
+BUDGET_MS=${ENVFS_RELOAD_BUDGET_MS:-$(scaled_ms 100)}
 dir="$MNT/env/maxtext/gfx950"
 f="$dir/NCCL_IB_GID_INDEX"
 
