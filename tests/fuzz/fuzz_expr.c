@@ -1,6 +1,7 @@
 /* libFuzzer harness: the condition language (expr_parse, expr_eval) and the
  * template expander (tmpl_expand). The input up to its first newline is a
- * condition, the rest a template; both evaluate against a fake lookup. */
+ * condition, the rest a template; both evaluate against a fake lookup, in
+ * both dialects, bounded (fuzz_check_expansion). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +19,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char msg[160];
 	const char *nl;
 	char *cond, *tmpl;
-	bool result, cycle;
+	bool result;
 	size_t n;
+	int d;
 
 	/* Both APIs take C strings: a NUL in the input ends that part. */
 	nl = memchr(data, '\n', size);
@@ -28,14 +30,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tmpl = nl ? strndup(nl + 1, size - n - 1) : strdup("");
 	if (!cond || !tmpl)
 		goto out;
-	if (expr_parse(cond, &e, msg, sizeof(msg)) == 0)
-		expr_eval(e, fuzz_lookup, NULL, &result, &cycle);
-	memset(&res, 0, sizeof(res));
-	tmpl_expand(tmpl, fuzz_lookup, NULL, &out, &res);
-	/* The condition text is a template too in some specs' values. */
-	memset(&res, 0, sizeof(res));
-	sb_reset(&out);
-	tmpl_expand(cond, fuzz_lookup, NULL, &out, &res);
+	for (d = DIALECT_SHELL; d <= DIALECT_PYTHON; d++) {
+		struct fuzz_work w = { 0 };
+		struct expr_env env = { .dialect = (enum dialect)d, .fn = fuzz_counting_lookup,
+					.ctx = &w };
+
+		sb_reset(&out);
+		if (e || expr_parse(cond, &e, msg, sizeof(msg)) == 0) {
+			expr_eval(e, &env, &result);
+			fuzz_check_expansion(strlen(cond), &out, &w);
+		}
+		w.lookups = 0;
+		memset(&res, 0, sizeof(res));
+		sb_reset(&out);
+		tmpl_expand(tmpl, (enum dialect)d, FUZZ_EXPAND_MAX, fuzz_counting_lookup, &w, &out,
+			    &res);
+		fuzz_check_expansion(strlen(tmpl), &out, &w);
+		/* The condition text is a template too in some specs' values. */
+		w.lookups = 0;
+		memset(&res, 0, sizeof(res));
+		sb_reset(&out);
+		tmpl_expand(cond, (enum dialect)d, FUZZ_EXPAND_MAX, fuzz_counting_lookup, &w, &out,
+			    &res);
+		fuzz_check_expansion(strlen(cond), &out, &w);
+	}
 out:
 	expr_free(e);
 	sb_release(&out);

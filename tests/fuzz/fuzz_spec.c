@@ -1,6 +1,6 @@
 /* libFuzzer harness: the spec loader (spec_load_buffer), the catalog loader
  * on the same bytes, and template expansion of every value and flag the
- * spec declares, as resolution would do. */
+ * spec declares, as resolution would do, bounded (fuzz_check_expansion). */
 #include <string.h>
 
 #include "fuzz_common.h"
@@ -9,15 +9,23 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Expands src in both dialects, bounded (fuzz_check_expansion). */
 static void expand(const char *src, struct strbuf *out)
 {
 	struct tmpl_result res;
+	int d;
 
 	if (!src)
 		return;
-	memset(&res, 0, sizeof(res));
-	sb_reset(out);
-	tmpl_expand(src, fuzz_lookup, NULL, out, &res);
+	for (d = DIALECT_SHELL; d <= DIALECT_PYTHON; d++) {
+		struct fuzz_work w = { 0 };
+
+		memset(&res, 0, sizeof(res));
+		sb_reset(out);
+		tmpl_expand(src, (enum dialect)d, FUZZ_EXPAND_MAX, fuzz_counting_lookup, &w, out,
+			    &res);
+		fuzz_check_expansion(strlen(src), out, &w);
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
