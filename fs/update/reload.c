@@ -19,6 +19,7 @@
 #include "inputs_trust.h"
 #include "memory.h"
 #include "reload.h"
+#include "syncd.h"
 #include "status.h"
 
 /* ---- loading ---------------------------------------------------------- */
@@ -274,6 +275,8 @@ int envfs_reload(struct envfs *fs, bool (*valid)(void *arg), void *arg)
 	epoch_unref(old);
 	/* Freed only now: snapshots may borrow strings from their world. */
 	world_free(old_world);
+	if (fs->sync && lerr == 0)
+		syncd_published(fs->sync);
 	send = true;
 	err = lerr;
 out:
