@@ -35,63 +35,6 @@ void syncd_note_endpoint(struct syncd *sd, struct etcd_client *c)
 	pthread_mutex_unlock(&sd->lock);
 }
 
-/* ---- keys and values ------------------------------------------------------ */
-
-static bool name_char(char c, bool dir)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-	       c == '_' || (dir && (c == '-' || c == '.'));
-}
-
-/* Splits rel "BACKEND/ARCH/NAME" into parts (in buf, size bytes); false
- * when it is not one of ours (a key written by hand). */
-bool syncd_key_split(const char *rel, char *buf, size_t size, char **b, char **a, char **n)
-{
-	char *part[3], *p;
-	size_t i = 0;
-
-	if (strlen(rel) >= size)
-		return false;
-	strcpy(buf, rel);
-	for (p = buf, part[0] = buf; *p; p++) {
-		if (*p != '/')
-			continue;
-		if (++i == 3)
-			return false;
-		*p = '\0';
-		part[i] = p + 1;
-	}
-	if (i != 2)
-		return false;
-	for (i = 0; i < 3; i++) {
-		if (!*part[i])
-			return false;
-		for (p = part[i]; *p; p++)
-			if (!name_char(*p, i < 2))
-				return false;
-	}
-	*b = part[0];
-	*a = part[1];
-	*n = part[2];
-	return true;
-}
-
-/* An etcd value as an override: *value NULL for an unset. -EPROTO when
- * it is not one (written by hand, or by another version). */
-int syncd_value_decode(const char *v, size_t len, const char **value, size_t *vlen)
-{
-	if (len == 1 && v[0] == '-') {
-		*value = NULL;
-		*vlen = 0;
-		return 0;
-	}
-	if (len < 1 || v[0] != '=' || len - 1 > STATEFILE_VALUE_MAX || memchr(v, '\0', len))
-		return -EPROTO;
-	*value = v + 1;
-	*vlen = len - 1;
-	return 0;
-}
-
 struct syncd_key *syncd_key_find(struct syncd *sd, const char *rel)
 {
 	size_t i;

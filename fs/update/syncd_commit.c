@@ -102,21 +102,12 @@ int syncd_commit(struct syncd *sd, const char *backend, const char *arch,
 			continue;
 		}
 		memset(op, 0, sizeof(*op));
-		if (!o) {
-			op->type = ETCD_OP_DELETE;
-		} else if (!o->value) {
-			op->type = ETCD_OP_PUT;
-			op->value = "-";
-			op->value_len = 1;
-		} else if ((vals[nops] = malloc(o->value_len + 1))) {
-			vals[nops][0] = '=';
-			memcpy(vals[nops] + 1, o->value, o->value_len);
-			op->type = ETCD_OP_PUT;
-			op->value = vals[nops];
-			op->value_len = o->value_len + 1;
-		}
+		op->type = o ? ETCD_OP_PUT : ETCD_OP_DELETE;
+		err = o ? syncd_value_encode(o->value, o->value_len, &vals[nops],
+					     &op->value_len) : 0;
+		op->value = vals[nops];
 		pthread_mutex_unlock(&fs->ov_lock);
-		if ((o && o->value && !vals[nops]) ||
+		if (err < 0 ||
 		    !(keys[nops] = syncd_key_of(sd, backend, arch, names[i], &rel[nops]))) {
 			err = -ENOMEM;
 			goto out;

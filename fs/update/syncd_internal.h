@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "syncd.h"
+#include "syncd_value.h"
 
 /* The highest revision this node has of one key (relative to the
  * overrides' prefix), and whether the key exists there. */
@@ -68,12 +69,6 @@ struct syncd {
 void syncd_set_error(struct syncd *sd, const char *what, const char *msg);
 /* Notes the endpoint c uses now, for status. */
 void syncd_note_endpoint(struct syncd *sd, struct etcd_client *c);
-/* Splits rel "BACKEND/ARCH/NAME" into parts (in buf, size bytes); false
- * when it is not one of ours (a key written by hand). */
-bool syncd_key_split(const char *rel, char *buf, size_t size, char **b, char **a, char **n);
-/* An etcd value as an override (docs/SYNC.md): *value NULL for an unset.
- * -EPROTO when it is not one. *value borrows from v. */
-int syncd_value_decode(const char *v, size_t len, const char **value, size_t *vlen);
 /* The revision this node has of rel (lock held), or NULL; borrowed. */
 struct syncd_key *syncd_key_find(struct syncd *sd, const char *rel);
 /* Records rel at rev, present or not, unless it has a newer one (lock
