@@ -30,8 +30,10 @@ void syncd_set_error(struct syncd *sd, const char *what, const char *msg)
 
 void syncd_note_endpoint(struct syncd *sd, struct etcd_client *c)
 {
+	char *to = c == sd->cli ? sd->commit_endpoint : sd->endpoint;
+
 	pthread_mutex_lock(&sd->lock);
-	snprintf(sd->endpoint, sizeof(sd->endpoint), "%s", sd->api->endpoint(c));
+	snprintf(to, sizeof(sd->endpoint), "%s", sd->api->endpoint(c));
 	pthread_mutex_unlock(&sd->lock);
 }
 
@@ -175,6 +177,8 @@ int syncd_new(struct envfs *fs, const struct sync_opts *so, struct syncd **out)
 	}
 	sd->member = st.member_id;
 	syncd_note_endpoint(sd, sd->cli);
+	/* The watch starts where the first call went. */
+	memcpy(sd->endpoint, sd->commit_endpoint, sizeof(sd->endpoint));
 	err = -ENOMEM;
 	if (asprintf(&sd->prefix, "%s/runs/%s/overrides/", so->prefix, so->run) < 0) {
 		sd->prefix = NULL;

@@ -58,8 +58,9 @@ struct syncd {
 	bool connected;
 	int64_t seen_rev;                    /* the latest revision etcd told */
 	int64_t applied_rev;                 /* the latest the applier finished */
-	uint64_t member;
-	char endpoint[128];
+	uint64_t member;                     /* the watch's member */
+	char endpoint[128];                  /* the watch's endpoint */
+	char commit_endpoint[128];           /* the commits' */
 	char last_error[512];
 	struct timespec last_applied;
 	uint64_t nremote_applied, nresyncs;
@@ -67,7 +68,7 @@ struct syncd {
 
 /* The last error, "what: msg", one line (status' sync_last_error). */
 void syncd_set_error(struct syncd *sd, const char *what, const char *msg);
-/* Notes the endpoint c uses now, for status. */
+/* Notes the endpoint c (cli or wcli) uses now, for status. */
 void syncd_note_endpoint(struct syncd *sd, struct etcd_client *c);
 /* The revision this node has of rel (lock held), or NULL; borrowed. */
 struct syncd_key *syncd_key_find(struct syncd *sd, const char *rel);

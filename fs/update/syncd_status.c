@@ -17,6 +17,7 @@ int syncd_status(struct syncd *sd, struct strbuf *out)
 	    (err = sb_addf(out, "sync_node: %s\n", sd->so->node)) < 0 ||
 	    (err = sb_addf(out, "sync_endpoint: %s\n", sd->endpoint)) < 0 ||
 	    (err = sb_addf(out, "sync_member: %016llx\n", (unsigned long long)sd->member)) < 0 ||
+	    (err = sb_addf(out, "sync_commit_endpoint: %s\n", sd->commit_endpoint)) < 0 ||
 	    (err = sb_addf(out, "sync_connected: %s\n", sd->connected ? "yes" : "no")) < 0 ||
 	    (err = sb_addf(out, "sync_revision: %lld\n", (long long)sd->applied_rev)) < 0 ||
 	    (err = sb_addf(out, "sync_lag: %lld\n",

@@ -121,6 +121,7 @@ for i in 0 1 2 3 4; do
 	grep -qx "sync_node: node$i" "$TMP/st.$i" || fail "node $i: no sync_node line"
 	grep -qx "sync_run: $RUN" "$TMP/st.$i" || fail "node $i: no sync_run line"
 	grep -Eq "^sync_endpoint: 127\.0\.0\.1:[0-9]+$" "$TMP/st.$i" || fail "node $i: no endpoint"
+	grep -Eq "^sync_commit_endpoint: 127\.0\.0\.1:[0-9]+$" "$TMP/st.$i" || fail "node $i: no commit endpoint"
 	grep -Eq "^sync_member: [0-9a-f]{16}$" "$TMP/st.$i" || fail "node $i: no member"
 	grep -qx "sync_last_error: none" "$TMP/st.$i" || fail "node $i: $(grep ^sync_last_error "$TMP/st.$i")"
 	grep -qx "sync_overrides: local 0 remote 3" "$TMP/st.$i" ||
