@@ -27,6 +27,7 @@
 #include "reload.h"
 #include "state_lock.h"
 #include "statefile.h"
+#include "syncd.h"
 
 #define FUSE_SUPER_MAGIC 0x65735546
 
@@ -126,6 +127,12 @@ int cmd_mount(int argc, char **argv, bool as_helper)
 		ret = 0;
 		goto out;
 	}
+	/* Before inputs_finish: the password leaves the environment that
+	 * the inputs pass through. */
+	if ((res = sync_opts_finish(&mo.so)) < 0) {
+		ret = res == -EINVAL ? CLI_EX_USAGE : 2;
+		goto out;
+	}
 	if (inputs_finish(&mo.ci) < 0 || check_mountpoint(mo.mountpoint) < 0)
 		goto out;
 	fs.opts = &mo;
@@ -140,6 +147,7 @@ int cmd_mount(int argc, char **argv, bool as_helper)
 		goto out;
 	}
 	if (load_state(&fs) < 0 || reloader_new(&fs, &fs.reloader) < 0 ||
+	    (mo.so.endpoints && syncd_new(&fs, &mo.so, &fs.sync) < 0) ||
 	    envfs_load_initial(&fs) < 0)
 		goto out;
 	state_ready = true;
@@ -177,7 +185,7 @@ int cmd_mount(int argc, char **argv, bool as_helper)
 	}
 	/* The daemon is the forked child now: the lock names it. */
 	state_lock_note_pid(&slock);
-	if (reloader_start(fs.reloader) < 0)
+	if (reloader_start(fs.reloader) < 0 || (fs.sync && syncd_start(fs.sync) < 0))
 		goto out;
 	res = loop_run(se, &(struct loop_opts){
 		.spin_us = mo.spin_us,
@@ -194,7 +202,9 @@ out:
 	/* The reload thread sends notifications on se: stop it first. One
 	 * stuck on an input that never answers must not keep the daemon
 	 * alive (SIGTERM ends it within 2 s): unmount and leave, freeing
-	 * nothing that thread may still touch. */
+	 * nothing that thread may still touch. The sync applier hands
+	 * that thread invalidations: it stops before. */
+	syncd_stop(fs.sync);
 	if (reloader_free(fs.reloader) < 0) {
 		fprintf(stderr, "primus-envfs: the reload thread did not stop within %d ms "
 			"(an input that does not answer?); exiting without it\n", RELOAD_STOP_MS);
@@ -205,6 +215,7 @@ out:
 		fflush(NULL);
 		_exit(ret);
 	}
+	syncd_free(fs.sync);
 	if (mounted)
 		fuse_session_unmount(se);
 	if (handlers)
