@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "envfs_config.h"
 #include "memory.h"
+#include "sync_opts.h"
 
 static const char usage[] =
 	"usage: primus-envfs [INPUTS] [-f] [-s] [-d] [-o OPTS] [SOURCE] MOUNTPOINT\n"
@@ -31,11 +32,16 @@ static const char usage[] =
 	"                          config=FILE, state=FILE, inherit=FILE, env=NAME=VALUE,\n"
 	"                          env_file=FILE, pass=NAME, extra_arch=NAME, specs=DIR,\n"
 	"                          host_root=DIR (the repeatable ones repeatable);\n"
+	"                          every SYNC option as sync=, run=, sync_prefix=,\n"
+	"                          sync_ca=, sync_cert=, sync_key=, sync_user=,\n"
+	"                          sync_password_file=, sync_node=, sync_timeout=;\n"
 	"                          ro, allow_other, entry_timeout=S, attr_timeout=S,\n"
 	"                          spin=US, noinval; auto, noauto, user, users, nouser,\n"
 	"                          _netdev, nofail, defaults are ignored (fstab's); the\n"
 	"                          rest go to libfuse\n"
 	"  SOURCE                  ignored (mount(8) and fstab give one: write none)\n"
+	"\n"
+	"%s"
 	"\n"
 	"%s"
 	"\n"
@@ -45,7 +51,7 @@ static const char usage[] =
 
 void envfs_print_usage(FILE *to)
 {
-	fprintf(to, usage, inputs_help);
+	fprintf(to, usage, inputs_help, sync_opts_help);
 }
 
 static const char *base_name(const char *p)

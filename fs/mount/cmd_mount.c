@@ -27,6 +27,7 @@
 #include "reload.h"
 #include "state_lock.h"
 #include "statefile.h"
+#include "syncd.h"
 
 #define FUSE_SUPER_MAGIC 0x65735546
 
@@ -126,6 +127,12 @@ int cmd_mount(int argc, char **argv, bool as_helper)
 		ret = 0;
 		goto out;
 	}
+	/* Before inputs_finish: the password leaves the environment that
+	 * the inputs pass through. */
+	if ((res = sync_opts_finish(&mo.so)) < 0) {
+		ret = res == -EINVAL ? CLI_EX_USAGE : 2;
+		goto out;
+	}
 	if (inputs_finish(&mo.ci) < 0 || check_mountpoint(mo.mountpoint) < 0)
 		goto out;
 	fs.opts = &mo;
@@ -140,6 +147,7 @@ int cmd_mount(int argc, char **argv, bool as_helper)
 		goto out;
 	}
 	if (load_state(&fs) < 0 || reloader_new(&fs, &fs.reloader) < 0 ||
+	    (mo.so.endpoints && syncd_new(&fs, &mo.so, &fs.sync) < 0) ||
 	    envfs_load_initial(&fs) < 0)
 		goto out;
 	state_ready = true;
@@ -205,6 +213,7 @@ out:
 		fflush(NULL);
 		_exit(ret);
 	}
+	syncd_free(fs.sync);
 	if (mounted)
 		fuse_session_unmount(se);
 	if (handlers)

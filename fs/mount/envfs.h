@@ -15,6 +15,7 @@
 #include "tree.h"
 
 struct reloader;
+struct syncd;
 
 struct envfs {
 	const struct mount_opts *opts;   /* borrowed from cmd_mount */
@@ -44,6 +45,7 @@ struct envfs {
 	dev_t dev;
 	struct fuse_session *se;         /* set once mounted */
 	struct reloader *reloader;       /* owned */
+	struct syncd *sync;              /* --sync (syncd.h); owned, or NULL */
 	/* Open write handles (ll_write.c), so the truncate the kernel sends
 	 * for an O_TRUNC open is applied to that open, not committed.
 	 * Guarded by wopen_lock. */

@@ -60,6 +60,9 @@ enum {
 /* The -o names of the INPUTS; each takes what the option of the same
  * name takes (--env-file FILE is env_file=FILE). */
 #define INPUT_OPT(name, key) FUSE_OPT_KEY(name "=", key)
+/* The sync options' (sync_opts.h); sync= is repeatable, its endpoints
+ * adding up, since a ',' inside one -o item would end it. */
+#define SYNC_OPT(name, key) FUSE_OPT_KEY(name "=", key)
 
 static const struct fuse_opt mount_opt_table[] = {
 	INPUT_OPT("specs", INPUTS_SPECS),
@@ -71,6 +74,17 @@ static const struct fuse_opt mount_opt_table[] = {
 	INPUT_OPT("extra_arch", INPUTS_EXTRA_ARCH),
 	INPUT_OPT("state", INPUTS_STATE),
 	INPUT_OPT("host_root", INPUTS_HOST_ROOT),
+	SYNC_OPT("sync", SYNC_KEY_SYNC),
+	SYNC_OPT("run", SYNC_KEY_RUN),
+	SYNC_OPT("sync_prefix", SYNC_KEY_PREFIX),
+	SYNC_OPT("sync_ca", SYNC_KEY_CA),
+	SYNC_OPT("sync_cert", SYNC_KEY_CERT),
+	SYNC_OPT("sync_key", SYNC_KEY_KEY),
+	SYNC_OPT("sync_user", SYNC_KEY_USER),
+	SYNC_OPT("sync_password_file", SYNC_KEY_PASSWORD_FILE),
+	SYNC_OPT("sync_node", SYNC_KEY_NODE),
+	SYNC_OPT("sync_timeout", SYNC_KEY_TIMEOUT),
+	SYNC_OPT("sync_password", SYNC_KEY_PASSWORD),
 	FUSE_OPT_KEY("entry_timeout=", KEY_ENTRY_TIMEOUT),
 	FUSE_OPT_KEY("attr_timeout=", KEY_ATTR_TIMEOUT),
 	FUSE_OPT_KEY("spin=", KEY_SPIN),
@@ -102,6 +116,8 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	v = v ? v + 1 : "";
 	if (key >= INPUTS_SPECS && key < INPUTS_KEY_END)
 		return inputs_take(&mo->ci, key, v) < 0 ? -1 : 0;
+	if (SYNC_IS_KEY(key))
+		return sync_opts_take(&mo->so, key, v, false) < 0 ? -1 : 0;
 	switch (key) {
 	case KEY_ENTRY_TIMEOUT:
 		return parse_timeout(arg, v, &mo->entry_timeout) < 0 ? -1 : 0;
@@ -149,6 +165,7 @@ static int take_opt_list(struct fuse_args *lists, char *list)
 
 static const struct option long_options[] = {
 	INPUTS_LONG_OPTIONS,
+	SYNC_LONG_OPTIONS,
 	{ "arch", required_argument, NULL, KEY_OLD_ARCH },
 	{ "debug", no_argument, NULL, 'd' },
 	{ "help", no_argument, NULL, 'h' },
@@ -211,6 +228,11 @@ static int parse_own(struct mount_opts *mo, int argc, char **argv, struct fuse_a
 		case ':':
 			return refused(c, argv);
 		default:
+			if (SYNC_IS_KEY(c)) {
+				if ((err = sync_opts_take(&mo->so, c, optarg, true)) < 0)
+					return err;
+				break;
+			}
 			if ((err = inputs_take(&mo->ci, c, optarg)) < 0)
 				return err;
 			if (c == INPUTS_ENV)
@@ -316,4 +338,5 @@ void mount_opts_release(struct mount_opts *mo)
 {
 	fuse_opt_free_args(&mo->fargs);
 	inputs_release(&mo->ci);
+	sync_opts_release(&mo->so);
 }

@@ -13,11 +13,13 @@
 
 #include "envfs_fuse.h"
 #include "inputs.h"
+#include "sync_opts.h"
 
 #define ENVFS_DEFAULT_TIMEOUT 3600.0
 
 struct mount_opts {
 	struct cli_inputs ci;        /* INPUTS, from options and -o */
+	struct sync_opts so;         /* --sync and its companions (sync_opts.h) */
 	const char *mountpoint;      /* points into argv */
 	bool foreground;             /* -f (also implied by -d) */
 	bool single_thread;          /* -s */

@@ -102,29 +102,9 @@
 #ifndef ENVFS_ETCD_H
 #define ENVFS_ETCD_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#define ETCD_MAX_ENDPOINTS 16
-#define ETCD_RANGE_MAX 10000
-#define ETCD_REPLY_MAX (64u << 20)
-
-struct etcd_client;
-
-struct etcd_opts {
-	unsigned attempt_ms;    /* one attempt on one endpoint (0: 1000) */
-	unsigned total_ms;      /* one call, all attempts (0: 2000) */
-	unsigned probe_ms;      /* a silent watch checks its member this
-	                         * often (0: 2000) */
-	const char *ca_file;    /* PEM; NULL: plain http by default */
-	const char *cert_file;  /* PEM client certificate, with key_file */
-	const char *key_file;
-	const char *user;       /* NULL: no authentication */
-	const char *password;   /* copied; the client wipes its copy on free */
-};
-
-#define ETCD_OPTS_INIT { 0, 0, 0, NULL, NULL, NULL, NULL, NULL }
+/* The types (struct etcd_opts, etcd_kv, etcd_event, ...) are in sync_api.h,
+ * which the executable shares; the functions are the module's. */
+#include "sync_api.h"
 
 /* Makes a client of the endpoints "[etcd://]EP[,EP...]" where EP is
  * host:port, [v6addr]:port, or http:// or https:// before either. No
@@ -155,25 +135,9 @@ const char *etcd_endpoint(const struct etcd_client *c);
 void etcd_interrupt(struct etcd_client *c);
 
 /* What the client did so far (for status pages and tests). */
-struct etcd_stats {
-	uint64_t calls;          /* API calls */
-	uint64_t attempts;       /* HTTP requests, probes excluded */
-	uint64_t failovers;      /* moves to another endpoint */
-	uint64_t auths;          /* successful authentications */
-	uint64_t reauths;        /* of which: after an invalid token */
-};
 void etcd_stats(const struct etcd_client *c, struct etcd_stats *out);
 
 /* ---- checks ----------------------------------------------------------- */
-
-struct etcd_status {
-	uint64_t member_id;      /* the member that answered */
-	uint64_t leader_id;      /* 0: it knows no leader */
-	uint64_t raft_term;
-	int64_t revision;        /* the store's current revision */
-	int64_t db_size;
-	char version[32];        /* etcd's version, e.g. "3.4.23" */
-};
 
 /* Proves the cluster usable: authenticates when a user is set (so a
  * wrong password is -EACCES here) and reads the status of a member that
@@ -191,25 +155,6 @@ int etcd_status(struct etcd_client *c, struct etcd_status *out);
 int etcd_health(struct etcd_client *c);
 
 /* ---- keys --------------------------------------------------------------- */
-
-struct etcd_kv {
-	char *key;               /* key_len bytes, NUL-terminated */
-	size_t key_len;
-	char *value;             /* value_len bytes, NUL-terminated too */
-	size_t value_len;
-	int64_t create_revision;
-	int64_t mod_revision;
-	int64_t version;
-	int64_t lease;           /* 0: none */
-};
-
-struct etcd_range {
-	struct etcd_kv *kvs;     /* sorted by key */
-	size_t n;
-	int64_t revision;        /* the store's revision this answer is of:
-	                          * watch from revision + 1 to miss nothing */
-	bool more;               /* the limit cut the answer short */
-};
 
 /* Reads one key into *out (n == 0 when it does not exist). *out is
  * caller-owned: etcd_range_free(), also after an error. */
@@ -236,36 +181,6 @@ int etcd_delete_prefix(struct etcd_client *c, const char *prefix,
                        int64_t *deleted, int64_t *revision);
 
 /* ---- transactions --------------------------------------------------- */
-
-enum etcd_target { ETCD_MOD, ETCD_CREATE, ETCD_VERSION };
-enum etcd_cmp_op { ETCD_EQ, ETCD_NE, ETCD_LT, ETCD_GT };
-
-/* key's mod_revision, create_revision or version compared with value; a
- * missing key has all three 0. */
-struct etcd_cmp {
-	const char *key;
-	enum etcd_target target;
-	enum etcd_cmp_op op;
-	int64_t value;
-};
-
-enum etcd_op_type { ETCD_OP_PUT, ETCD_OP_DELETE };
-
-struct etcd_op {
-	enum etcd_op_type type;
-	const char *key;
-	const void *value;       /* PUT */
-	size_t value_len;
-	int64_t lease;           /* PUT; 0: none */
-};
-
-struct etcd_txn_result {
-	bool succeeded;          /* every compare held: the then-ops ran */
-	bool uncertain;          /* !succeeded, but an earlier attempt of
-	                          * this call timed out after sending: it
-	                          * may have applied the then-ops */
-	int64_t revision;        /* the store's revision after the txn */
-};
 
 /* If all of cmp hold, applies the then-ops, else the else-ops, in one
  * revision. A compare that fails is not an error: res->succeeded. */
@@ -309,36 +224,13 @@ int etcd_lease_ttl(struct etcd_client *c, int64_t id, int64_t *remaining,
 
 /* ---- watch ------------------------------------------------------------ */
 
-enum etcd_event_type { ETCD_EV_PUT, ETCD_EV_DELETE };
-
-struct etcd_event {
-	enum etcd_event_type type;
-	const char *key;         /* borrowed for the callback's duration */
-	size_t key_len;
-	const char *value;       /* DELETE: "" */
-	size_t value_len;
-	int64_t create_revision; /* DELETE: 0 */
-	int64_t mod_revision;    /* the revision of this change */
-	int64_t version;
-	int64_t lease;
-};
-
-/* Called with the n events of one revision, in revision order; with n 0
+/* etcd_watch_fn (sync_api.h) is called with the n events of one revision, in revision order; with n 0
  * once when the watch is established (revision: the store's revision
  * then) and on progress notices. Return 0 to go on, > 0 to stop the watch
  * (etcd_watch returns 0), < 0 to stop with that error. It runs on the
  * watching thread, inside the client's transfer: it must not call the
  * watching client (another client is fine), and it should hand the events
  * on rather than block, since the stream waits meanwhile. */
-typedef int (*etcd_watch_fn)(void *arg, int64_t revision,
-                             const struct etcd_event *ev, size_t n);
-
-struct etcd_watch_end {
-	int64_t next_revision;   /* resume here: after the last revision
-	                          * delivered (the start, if none was) */
-	int64_t compact_revision;/* -ESTALE: the oldest revision etcd keeps */
-};
-
 /* Watches every key starting with prefix, from start_revision (0: from
  * now), on a member that has a leader (the Hasleader header: etcd closes
  * the stream 3 election timeouts after its member loses the leader).

@@ -31,12 +31,12 @@ dest=$tmp/dest
 # Where this build installs: prefix, bindir, datadir, mandir.
 meson introspect --buildoptions "$build" >"$tmp/options.json" ||
 	fail "meson introspect --buildoptions $build failed"
-prefix='' bindir='' datadir='' mandir=''
+prefix='' bindir='' datadir='' mandir='' libdir=''
 eval "$(python3 - "$tmp/options.json" <<'EOF'
 import json, os, shlex, sys
 opts = {o["name"]: o["value"] for o in json.load(open(sys.argv[1]))}
 prefix = opts["prefix"]
-for k in ("bindir", "datadir", "mandir"):
+for k in ("bindir", "datadir", "mandir", "libdir"):
     print("%s=%s" % (k, shlex.quote(os.path.join(prefix, opts[k]))))
 print("prefix=%s" % shlex.quote(prefix))
 EOF
@@ -124,6 +124,21 @@ if [ "${ENVFS_HAS_MOUNT:-1}" = 1 ]; then
 else
 	# -Dfuse=disabled: no mount, so nothing to start or help mount
 	[ ! -e "$unit" ] && [ -z "$helper" ] || fail "a build without the mount installed its unit or helper"
+fi
+# The sync module (fs/sync/sync_api.h) in LIBDIR/primus-envfs/, exporting
+# its table alone; the installed binary finds it beside itself (under
+# DESTDIR too), not in the build tree: --sync gets as far as etcd.
+module=$dest$libdir/primus-envfs/primus-envfs-sync.so
+[ -f "$module" ] || fail "no sync module at $module"
+[ "$(nm -D --defined-only "$module" | awk '{ print $3 }')" = envfs_sync_api ] ||
+	fail "$module exports more than envfs_sync_api: $(nm -D --defined-only "$module" | head -5)"
+if [ "${ENVFS_HAS_MOUNT:-1}" = 1 ]; then
+	mkdir "$tmp/mnt"
+	rc=0
+	env -u PRIMUS_ENVFS_SYNC_MODULE "$bin" --sync 127.0.0.1:1 --run 1 --sync-timeout 300 \
+		-f "$tmp/mnt" 2>"$tmp/sync.err" || rc=$?
+	[ "$rc" = 2 ] && grep -q 'etcd connect: 127.0.0.1:1: ' "$tmp/sync.err" ||
+		fail "installed --sync did not reach the client (exit $rc): $(cat "$tmp/sync.err")"
 fi
 src=$(cd "$ENVFS_FIXTURES/../.." && pwd)
 cmp -s "$src/system/primus-envfs.bash" "$dest$datadir/bash-completion/completions/primus-envfs" ||

@@ -74,6 +74,11 @@ cleanup() {
 	local rc=$? p
 	set +e
 	trap - EXIT INT TERM
+	# A test's own teardown first (mounts to undo before their daemons
+	# are killed: tests/sync/mountlib.sh).
+	if [ "$(type -t test_cleanup)" = function ]; then
+		test_cleanup || rc=1
+	fi
 	for p in "${ETCD_PID[@]}"; do
 		[ -n "$p" ] && kill -CONT "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null
 	done

@@ -1,0 +1,174 @@
+# Mounts with --sync on a real etcd cluster (sourced, bash, after nothing
+# else): the etcd harness of lib.sh plus N mounts, each one "node".
+#
+#   . "$(dirname "$0")/mountlib.sh"
+#   etcd_cluster_start 3
+#   node_mount 0; node_mount 1          # $TMP/mnt.0, $TMP/mnt.1
+#   echo 5 >"$(node_dir 0)/XLA_GPU_AUTOTUNE_LEVEL"
+#   node_wait_value 1 XLA_GPU_AUTOTUNE_LEVEL 5
+#
+# Node I mounts on $TMP/mnt.I, in the foreground in the background, with
+# its own --state $TMP/state.I, --env NODE_RANK=I and --sync-node nodeI,
+# on run $RUN, with the endpoints of every member (NODE_ENDPOINTS to
+# choose others). Every exit path unmounts every node before lib.sh kills
+# what is left; each daemon's stderr must hold nothing but the lines a
+# test allows (NODE_STDERR_ALLOW, an extended regex) and never a
+# sanitizer report.
+. "$(dirname "$0")/lib.sh"
+
+: "${ENVFS_BIN:?ENVFS_BIN must name the primus-envfs binary}"
+: "${ENVFS_FIXTURES:?ENVFS_FIXTURES must name tests/fixtures}"
+
+if [ "${ENVFS_HAS_MOUNT:-1}" = 0 ]; then
+	echo "SKIP: built without FUSE (-Dfuse=disabled)" >&2
+	exit 77
+fi
+
+RUN="run-$$"
+NODE_STDERR_ALLOW=${NODE_STDERR_ALLOW:-}
+declare -a NODE_PID NODE_ERR_FILES
+NODE_N=0
+DIR_BA=${DIR_BA:-maxtext/gfx950}
+
+node_mnt() {
+	echo "$TMP/mnt.$1"
+}
+
+# node_dir I [BACKEND/ARCH]: node I's directory of variables.
+node_dir() {
+	echo "$TMP/mnt.$1/env/${2:-$DIR_BA}"
+}
+
+node_check_stderr() {
+	local f=$1 bad
+	[ -s "$f" ] || return 0
+	if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|AddressSanitizer|ThreadSanitizer' "$f"; then
+		cat "$f" >&2
+		echo "FAIL: sanitizer report in daemon stderr ($f)" >&2
+		return 1
+	fi
+	if [ -n "$NODE_STDERR_ALLOW" ]; then
+		bad=$(grep -vE "$NODE_STDERR_ALLOW" "$f" || true)
+	else
+		bad=$(cat "$f")
+	fi
+	if [ -n "$bad" ]; then
+		echo "FAIL: unexpected daemon stderr ($f):" >&2
+		echo "$bad" >&2
+		return 1
+	fi
+}
+
+# Called by lib.sh's cleanup before it kills anything: unmount every node
+# (a daemon killed while mounted leaves a dead mount behind), give the
+# daemons a moment to exit, then check their stderr.
+test_cleanup() {
+	local i m rc=0 f
+	for ((i = 0; i < NODE_N; i++)); do
+		m=$(node_mnt "$i")
+		if mountpoint -q "$m" 2>/dev/null; then
+			fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null
+		fi
+	done
+	for ((i = 0; i < NODE_N; i++)); do
+		[ -n "${NODE_PID[$i]:-}" ] || continue
+		kill -CONT "${NODE_PID[$i]}" 2>/dev/null
+		for _ in $(seq 1 50); do
+			kill -0 "${NODE_PID[$i]}" 2>/dev/null || break
+			sleep 0.05
+		done
+		kill -KILL "${NODE_PID[$i]}" 2>/dev/null
+	done
+	for f in "${NODE_ERR_FILES[@]}"; do
+		node_check_stderr "$f" || rc=1
+	done
+	return $rc
+}
+
+# node_args I: the sync options of node I (into NODE_ARGS).
+node_args() {
+	NODE_ARGS=(--sync "etcd://${NODE_ENDPOINTS:-$(etcd_endpoints)}" --run "$RUN"
+		--sync-node "node$1")
+	if [ "$ETCD_TLS" = 1 ]; then
+		NODE_ARGS+=(--sync-ca "$TLS/ca.crt" --sync-cert "$TLS/client.crt"
+			--sync-key "$TLS/client.key")
+	fi
+}
+
+# node_mount I [ARG...]: mounts node I with its state, NODE_RANK and sync
+# options, then ARGs; waits (up to 15 s) until it is mounted.
+node_mount() {
+	local i=$1 m t
+	shift
+	m=$(node_mnt "$i")
+	mkdir -p "$m"
+	[ "$i" -lt "$NODE_N" ] || NODE_N=$((i + 1))
+	node_args "$i"
+	NODE_ERR="$TMP/daemon.$i.$RANDOM.err"
+	NODE_ERR_FILES+=("$NODE_ERR")
+	"$ENVFS_BIN" --state "$TMP/state.$i" --env "NODE_RANK=$i" "${NODE_ARGS[@]}" \
+		"$@" -f "$m" 2>"$NODE_ERR" &
+	NODE_PID[$i]=$!
+	for t in $(seq 1 300); do
+		mountpoint -q "$m" && return 0
+		if ! kill -0 "${NODE_PID[$i]}" 2>/dev/null; then
+			cat "$NODE_ERR" >&2
+			fail "node $i exited before mounting"
+		fi
+		sleep 0.05
+	done
+	fail "node $i: no mount at $m after 15 s"
+}
+
+# node_umount I: unmounts node I and checks its daemon exited 0.
+node_umount() {
+	local rc=0
+	fusermount3 -u "$(node_mnt "$1")" || fail "fusermount3 -u $(node_mnt "$1")"
+	wait "${NODE_PID[$1]}" || rc=$?
+	NODE_PID[$1]=""
+	[ "$rc" -eq 0 ] || fail "node $1's daemon exited $rc after unmount"
+}
+
+# node_read I NAME: NAME's value on node I ("<absent>" when it has none).
+node_read() {
+	local v
+	if { IFS= read -r v <"$(node_dir "$1")/$2"; } 2>/dev/null; then
+		printf '%s' "$v"
+	else
+		printf '<absent>'
+	fi
+}
+
+# node_wait_value I NAME VALUE [BUDGET_S]: waits (default 10 s) until node
+# I reads VALUE ("<absent>": no such file) for NAME.
+node_wait_value() {
+	local t v
+	for t in $(seq 1 $((${4:-10} * 100))); do
+		v=$(node_read "$1" "$2")
+		[ "$v" = "$3" ] && return 0
+		sleep 0.01
+	done
+	fail "node $1: $2 is '$v', not '$3', after ${4:-10} s (status: $(node_status "$1" | grep '^sync' | tr '\n' ';'))"
+}
+
+# node_status I: node I's status file.
+node_status() {
+	cat "$(node_mnt "$1")/status" 2>/dev/null || true
+}
+
+# Python with put() as tests/mount/lib.sh has it: prints ok or the errno
+# name of what failed, close() included.
+if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
+py_errno() {
+	"$PYTHON" - "$1" <<'PY'
+import errno, os, sys
+def put(path, text, mode="w"):
+    with open(path, mode) as f:
+        f.write(text)
+try:
+    r = eval(sys.argv[1])
+    print(r if isinstance(r, str) else "ok")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, str(e.errno)))
+PY
+}
