@@ -185,8 +185,9 @@ int cmd_mount(int argc, char **argv, bool as_helper)
 	}
 	/* The daemon is the forked child now: the lock names it. */
 	state_lock_note_pid(&slock);
-	if (reloader_start(fs.reloader) < 0)
+	if (reloader_start(fs.reloader) < 0 || (fs.sync && syncd_start(fs.sync) < 0))
 		goto out;
+	syncd_published(fs.sync);
 	res = loop_run(se, &(struct loop_opts){
 		.spin_us = mo.spin_us,
 		.workers = mo.single_thread ? 0 : LOOP_DEFAULT_WORKERS,

@@ -110,7 +110,7 @@ int ll_open_file_make(struct envfs *fs, struct epoch *e, fuse_ino_t ino,
 	switch (n->kind) {
 	case NODE_STATUS:
 		/* Live counters, fresh at every open (direct_io). */
-		if ((err = status_live(e, &of->blob)) < 0)
+		if ((err = status_live(fs, e, &of->blob)) < 0)
 			goto out;
 		break;
 	case NODE_DIAGNOSTICS:

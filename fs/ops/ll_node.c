@@ -166,7 +166,7 @@ int ll_status_bytes(struct envfs *fs, struct epoch *e, bool fresh, struct blob *
 		*out = blob_ref(fs->status_blob);
 		goto out;
 	}
-	if ((err = status_live(e, &b)) < 0)
+	if ((err = status_live(fs, e, &b)) < 0)
 		goto out;
 	blob_unref(fs->status_blob);
 	blob_unref(fs->status_src);

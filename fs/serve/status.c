@@ -7,6 +7,7 @@
 #include "envfs_config.h"
 #include "report.h"
 #include "status.h"
+#include "syncd.h"
 
 /* ISO 8601 UTC with milliseconds: two hosts compare these by eye. */
 static int add_time(struct strbuf *out, const char *key, const struct timespec *ts)
@@ -101,12 +102,14 @@ out:
 	return err;
 }
 
-int status_live(const struct epoch *e, struct blob **out)
+int status_live(struct envfs *fs, const struct epoch *e, struct blob **out)
 {
 	struct strbuf sb = STRBUF_INIT;
 	int err;
 
+	/* The sync lines are live (the lease's renewal), like the counters. */
 	if ((err = sb_add(&sb, e->status->data, e->status->len)) < 0 ||
+	    (err = syncd_status(fs->sync, &sb)) < 0 ||
 	    (err = counters_render(&sb)) < 0 ||
 	    (err = blob_from_sb(&sb, out)) < 0)
 		goto out;

@@ -26,7 +26,7 @@ int status_render(struct envfs *fs, const struct epoch *e,
 		  const char *last_error, struct strbuf *out);
 /* *out: e's status text followed by the request counters as they are
  * now (one reference, caller-owned). Returns 0 or -ENOMEM. */
-int status_live(const struct epoch *e, struct blob **out);
+int status_live(struct envfs *fs, const struct epoch *e, struct blob **out);
 /* Appends the diagnostics file: one "file:line:col: severity: message"
  * line per diagnostic of the inputs (load), then per diagnostic of e's
  * directories (each snapshot's past its first load->n, which are the

@@ -10,6 +10,7 @@
 #include "commit.h"
 #include "statefile.h"
 #include "status.h"
+#include "syncd.h"
 
 /* One change to fs->ov and what it replaced, for the rollback. */
 struct change {
@@ -152,6 +153,7 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 	pub = next;
 	old = epoch_publish(&fs->state, next);
 	next = NULL;
+	syncd_published(fs->sync);
 	/* As in a reload: answers from the old epoch reach the kernel before
 	 * the invalidations do, and only then does the tree say what the
 	 * kernel holds (inval.h). Handlers never wait on a commit. */

@@ -20,6 +20,7 @@
 #include "memory.h"
 #include "reload.h"
 #include "status.h"
+#include "syncd.h"
 
 /* ---- loading ---------------------------------------------------------- */
 
@@ -263,6 +264,7 @@ int envfs_reload(struct envfs *fs, bool (*valid)(void *arg), void *arg)
 	pub = next;
 	old = epoch_publish(&fs->state, next);
 	next = NULL;
+	syncd_published(fs->sync);
 	/* A handler still answering from the old epoch must reach the kernel
 	 * before the invalidation does, or its stale answer would be cached
 	 * for the whole timeout. Handlers never wait on us, so this is short.
