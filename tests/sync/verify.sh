@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# primus-envfs verify, the multi-node gate (issue 16, acceptance 3), on a
+# real etcd cluster with four mounts as four nodes (mountlib.sh):
+#   - the same inputs, another NODE_RANK on each: exit 0 (NODE_RANK is
+#     scope: node), also when verify waits for the last node to mount;
+#   - one node with another --inherit image XLA_FLAGS: exit 1, naming that
+#     node and XLA_FLAGS with both values; -b of a backend where they
+#     agree: exit 0;
+#   - --nodes 5: exit 2, naming the four present; an unmounted node
+#     leaves the registry at once (its lease is revoked);
+#   - etcd stopped: exit 3, within the --sync-timeout bound.
+. "$(dirname "$0")/mountlib.sh"
+
+IMG=$ENVFS_FIXTURES/node
+etcd_cluster_start 1
+EP=$(etcd_endpoints)
+
+# verify_rc WANT ARG...: runs verify on the run; its stdout in $TMP/v.out,
+# stderr in $TMP/v.err; fails unless the exit status is WANT.
+verify_rc() {
+	local want=$1 rc=0
+	shift
+	"$ENVFS_BIN" verify --sync "etcd://$EP" --run "$RUN" "$@" >"$TMP/v.out" 2>"$TMP/v.err" ||
+		rc=$?
+	[ "$rc" = "$want" ] ||
+		fail "verify $*: exit $rc, want $want: $(cat "$TMP/v.out" "$TMP/v.err")"
+}
+
+# The verify process ends on its own: never a hang.
+node_mount 0 --specs "$ENVFS_SPECS" --inherit "$IMG/image-a.env"
+node_mount 1 --specs "$ENVFS_SPECS" --inherit "$IMG/image-a.env"
+node_mount 2 --specs "$ENVFS_SPECS" --inherit "$IMG/image-a.env"
+
+# ---- --wait: a gate started before the last node mounts ----------------------------
+"$ENVFS_BIN" verify --sync "etcd://$EP" --run "$RUN" --nodes 4 --wait 30 \
+	>"$TMP/w.out" 2>"$TMP/w.err" &
+WPID=$!
+sleep 0.5
+node_mount 3 --specs "$ENVFS_SPECS" --inherit "$IMG/image-a.env"
+rc=0
+wait "$WPID" || rc=$?
+[ "$rc" = 0 ] || fail "verify --wait 30: exit $rc: $(cat "$TMP/w.out" "$TMP/w.err")"
+grep -q "^verify: run $RUN: 4 nodes registered and equal (17 directories compared)$" \
+	"$TMP/w.out" || fail "verify --wait: $(cat "$TMP/w.out")"
+note "--wait: $(cat "$TMP/w.out")"
+
+# ---- four nodes, another NODE_RANK each: equal ----------------------------------
+for i in 0 1 2 3; do
+	[ "$(node_read "$i" NODE_RANK)" = "$i" ] || fail "node $i: NODE_RANK is $(node_read "$i" NODE_RANK)"
+	grep -Eq '^sync_lease: [0-9a-f]+ ttl 10 s, renewed' "$(node_mnt "$i")/status" ||
+		fail "node $i: no lease in status: $(grep '^sync' "$(node_mnt "$i")/status")"
+done
+# What verify ignores does differ: the environ digests of the nodes.
+d0=$(grep '^digest maxtext/gfx950' "$(node_mnt 0)/status")
+d1=$(grep '^digest maxtext/gfx950' "$(node_mnt 1)/status")
+[ "$d0" != "$d1" ] || fail "the environ digests of nodes 0 and 1 are equal: $d0"
+verify_rc 0 --nodes 4
+grep -q "^verify: run $RUN: 4 nodes registered and equal (17 directories compared)$" \
+	"$TMP/v.out" || fail "verify: $(cat "$TMP/v.out")"
+[ ! -s "$TMP/v.err" ] || fail "verify wrote to stderr: $(cat "$TMP/v.err")"
+verify_rc 0 --nodes 4 -q
+[ ! -s "$TMP/v.out" ] || fail "verify -q printed: $(cat "$TMP/v.out")"
+# The record holds no node-scoped value: NODE_RANK is in no detail.
+ectl get --prefix "/primus-envfs/runs/$RUN/node-dirs/node1/" --print-value-only >"$TMP/detail"
+grep -q '"name":"XLA_FLAGS"' "$TMP/detail" || fail "no XLA_FLAGS in node1's detail"
+! grep -q '"name":"NODE_RANK"' "$TMP/detail" || fail "NODE_RANK is in node1's detail"
+
+# ---- --nodes 5: missing, the present ones named ------------------------------------
+verify_rc 2 --nodes 5
+grep -q "^verify: run $RUN: 4 nodes registered, --nodes says 5: node0 node1 node2 node3$" \
+	"$TMP/v.out" || fail "verify --nodes 5: $(cat "$TMP/v.out")"
+t0=$(now_ms)
+verify_rc 2 --nodes 5 --wait 1
+t1=$(now_ms)
+[ $((t1 - t0)) -ge 900 ] || fail "verify --wait 1 returned after $((t1 - t0)) ms"
+note "--nodes 5 --wait 1: exit 2 after $((t1 - t0)) ms"
+
+# ---- node 3 with another image: its XLA_FLAGS, both values ------------------------
+node_umount 3
+# Unmounted: its lease is revoked, so it is gone at once, not in 10 s.
+verify_rc 2 --nodes 4
+grep -q "^verify: run $RUN: 3 nodes registered, --nodes says 4: node0 node1 node2$" \
+	"$TMP/v.out" || fail "after unmounting node 3: $(cat "$TMP/v.out")"
+node_mount 3 --specs "$ENVFS_SPECS" --inherit "$IMG/image-b.env"
+verify_rc 1 --nodes 4 --wait 10
+cp "$TMP/v.out" "$TMP/odd.out"
+grep -q "^verify: run $RUN: 4 nodes registered, 1 differs from the 3 that agree (node0 node1 node2)$" \
+	"$TMP/v.out" || fail "verify: $(cat "$TMP/v.out")"
+grep -q '^node3: differs from node0:$' "$TMP/v.out" || fail "node3 is not named: $(cat "$TMP/v.out")"
+grep -Eq '^  maxtext/gfx950: XLA_FLAGS: node3 "--xla_image=2 [^"]*", node0 "--xla_image=1 ' \
+	"$TMP/v.out" || fail "XLA_FLAGS with both values is not named: $(cat "$TMP/v.out")"
+# Only XLA_FLAGS differs, in the directories that export it.
+! grep -E '^  [^ ]+: [A-Z_]+:' "$TMP/v.out" | grep -vq ': XLA_FLAGS: ' ||
+	fail "verify names more than XLA_FLAGS: $(cat "$TMP/v.out")"
+# -b and -a select what is compared.
+verify_rc 1 --nodes 4 -b maxtext
+[ "$(grep -c '^  maxtext/gfx9[45][02]: XLA_FLAGS: ' "$TMP/v.out")" = 2 ] &&
+	[ "$(grep -c '^  ' "$TMP/v.out")" = 2 ] || fail "-b maxtext: $(cat "$TMP/v.out")"
+verify_rc 1 --nodes 4 -b maxtext -a gfx950
+[ "$(grep -c '^  ' "$TMP/v.out")" = 1 ] || fail "-b maxtext -a gfx950: $(cat "$TMP/v.out")"
+# A gate that would compare nothing fails: a misspelt backend.
+verify_rc 64 --nodes 4 -b maxtxt
+grep -q "node0 serves no directory maxtxt/\*" "$TMP/v.err" || fail "-b maxtxt: $(cat "$TMP/v.err")"
+
+# ---- the command line -----------------------------------------------------------
+verify_rc 64 --nodes 0
+grep -q -- "--nodes '0' is not a count" "$TMP/v.err" || fail "--nodes 0: $(cat "$TMP/v.err")"
+verify_rc 64
+grep -q -- "--nodes is required" "$TMP/v.err" || fail "no --nodes: $(cat "$TMP/v.err")"
+verify_rc 64 --nodes 4 --wait soon
+rc=0
+"$ENVFS_BIN" verify --nodes 4 >/dev/null 2>"$TMP/v.err" || rc=$?
+[ "$rc" = 64 ] && grep -q -- "--sync is required" "$TMP/v.err" ||
+	fail "verify without --sync: exit $rc: $(cat "$TMP/v.err")"
+"$ENVFS_BIN" verify --help | grep -q '^Exit status: 0 N nodes registered and equal' ||
+	fail "verify --help has no exit statuses"
+
+# ---- etcd stopped: exit 3 within the bound ----------------------------------------
+etcd_stop 0
+t0=$(now_ms)
+verify_rc 3 --nodes 4 --sync-timeout 1000
+t1=$(now_ms)
+grep -q 'etcd cannot be reached' "$TMP/v.err" || fail "etcd stopped: $(cat "$TMP/v.err")"
+[ $((t1 - t0)) -lt 5000 ] || fail "verify took $((t1 - t0)) ms against a stopped etcd"
+note "SIGSTOPped etcd: exit 3 after $((t1 - t0)) ms: $(head -1 "$TMP/v.err")"
+etcd_cont 0
+for i in 0 1 2 3; do node_umount "$i"; done
+etcd_kill 0
+t0=$(now_ms)
+verify_rc 3 --nodes 4
+t1=$(now_ms)
+grep -q 'etcd cannot be reached' "$TMP/v.err" || fail "etcd killed: $(cat "$TMP/v.err")"
+note "killed etcd: exit 3 after $((t1 - t0)) ms"
+sed 's/^/    | /' "$TMP/odd.out" | cut -c1-160 | head -6
+echo "verify: all checks passed"
