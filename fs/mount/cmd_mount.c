@@ -187,7 +187,6 @@ int cmd_mount(int argc, char **argv, bool as_helper)
 	state_lock_note_pid(&slock);
 	if (reloader_start(fs.reloader) < 0 || (fs.sync && syncd_start(fs.sync) < 0))
 		goto out;
-	syncd_published(fs.sync);
 	res = loop_run(se, &(struct loop_opts){
 		.spin_us = mo.spin_us,
 		.workers = mo.single_thread ? 0 : LOOP_DEFAULT_WORKERS,
@@ -203,7 +202,9 @@ out:
 	/* The reload thread sends notifications on se: stop it first. One
 	 * stuck on an input that never answers must not keep the daemon
 	 * alive (SIGTERM ends it within 2 s): unmount and leave, freeing
-	 * nothing that thread may still touch. */
+	 * nothing that thread may still touch. The sync applier hands
+	 * that thread invalidations: it stops before. */
+	syncd_stop(fs.sync);
 	if (reloader_free(fs.reloader) < 0) {
 		fprintf(stderr, "primus-envfs: the reload thread did not stop within %d ms "
 			"(an input that does not answer?); exiting without it\n", RELOAD_STOP_MS);

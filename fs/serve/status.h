@@ -24,8 +24,9 @@
  * load failed, or NULL. Returns 0 or -ENOMEM. */
 int status_render(struct envfs *fs, const struct epoch *e,
 		  const char *last_error, struct strbuf *out);
-/* *out: e's status text followed by the request counters as they are
- * now (one reference, caller-owned). Returns 0 or -ENOMEM. */
+/* *out: e's status text followed by the sync lines (--sync: syncd.h)
+ * and the request counters as they are now (one reference,
+ * caller-owned). Returns 0 or -ENOMEM. */
 int status_live(struct envfs *fs, const struct epoch *e, struct blob **out);
 /* Appends the diagnostics file: one "file:line:col: severity: message"
  * line per diagnostic of the inputs (load), then per diagnostic of e's

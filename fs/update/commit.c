@@ -16,6 +16,8 @@
 struct change {
 	const char *name;
 	bool remove;                 /* rm: drop the override, or record an unset */
+	bool drop_only;              /* with remove: drop it, never record an
+	                                unset (a key deleted in etcd) */
 	bool privacy;                /* only the override's private flag: chmod */
 	const char *value;           /* set: the new value */
 	size_t len;
@@ -53,7 +55,7 @@ static int change_apply(struct override_set *ov, const char *backend,
 	 * else unsets it for this run. */
 	if (o)
 		return override_set_drop(ov, backend, arch, ch->name);
-	return override_set_put(ov, backend, arch, ch->name, NULL, 0);
+	return ch->drop_only ? 0 : override_set_put(ov, backend, arch, ch->name, NULL, 0);
 }
 
 static void change_undo(struct override_set *ov, const char *backend,
@@ -99,10 +101,31 @@ out:
 	return err;
 }
 
+/* apply's flags. */
+#define APPLY_EXCL 1u        /* --sync: ch[0] must not exist in etcd yet */
+#define APPLY_REMOTE 2u      /* the change came from etcd: not shared back */
+
+/* --sync: the names of ch, for syncd_commit. */
+static int share(struct envfs *fs, const char *backend, const char *arch,
+		 const struct change *ch, size_t nch, unsigned flags,
+		 const struct snapshot *snap)
+{
+	const char *names[2];
+	size_t i;
+
+	if (!fs->sync || (flags & APPLY_REMOTE) || ch[0].privacy)
+		return 0;
+	for (i = 0; i < nch && i < 2; i++)
+		names[i] = ch[i].name;
+	return syncd_commit(fs->sync, backend, arch, names, i, flags & APPLY_EXCL, snap);
+}
+
 /* Applies changes to backend/arch and publishes; publish_lock held, prev
- * the current epoch. */
+ * the current epoch. With --sync, a change written here is in etcd before
+ * it is in --state or served (share). */
 static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
-		 const char *arch, struct change *ch, size_t nch, struct inval_list *inval)
+		 const char *arch, struct change *ch, size_t nch, unsigned flags,
+		 struct inval_list *inval)
 {
 	const char *state = fs->state_path;
 	struct snapshot *snap = NULL;
@@ -138,6 +161,10 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 	    (err = inval_add_inode(inval, INO_STATUS)) < 0 ||
 	    (err = inval_add_inode(inval, INO_DIAGNOSTICS)) < 0)
 		goto undo;
+	/* Shared first: etcd refusing (or not answering within the bound)
+	 * leaves --state and the epoch as they were. */
+	if ((err = share(fs, backend, arch, ch, nch, flags, snap)) < 0)
+		goto undo;
 	/* Durable before anyone can see it: close() returns after this. */
 	if (state) {
 		pthread_mutex_lock(&fs->ov_lock);
@@ -153,7 +180,6 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 	pub = next;
 	old = epoch_publish(&fs->state, next);
 	next = NULL;
-	syncd_published(fs->sync);
 	/* As in a reload: answers from the old epoch reach the kernel before
 	 * the invalidations do, and only then does the tree say what the
 	 * kernel holds (inval.h). Handlers never wait on a commit. */
@@ -162,6 +188,8 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 		fprintf(stderr, "primus-envfs: out of memory listing the stale kernel caches; "
 			"some may stay stale until the next change\n");
 	epoch_unref(old);
+	if (fs->sync)
+		syncd_published(fs->sync);
 	goto out;
 undo:
 	pthread_mutex_lock(&fs->ov_lock);
@@ -217,7 +245,7 @@ int commit_set(struct envfs *fs, const char *backend, const char *arch,
 
 	pthread_mutex_lock(&fs->publish_lock);
 	if ((err = current(fs, backend, arch, name, &e, &v)) == 0)
-		err = apply(fs, e, backend, arch, &ch, 1, inval);
+		err = apply(fs, e, backend, arch, &ch, 1, 0, inval);
 	pthread_mutex_unlock(&fs->publish_lock);
 	epoch_unref(e);
 	return err;
@@ -240,7 +268,7 @@ int commit_create(struct envfs *fs, const char *backend, const char *arch,
 		err = excl ? -EEXIST : 0;
 		goto out;
 	}
-	if ((err = apply(fs, e, backend, arch, &ch, 1, inval)) == 0)
+	if ((err = apply(fs, e, backend, arch, &ch, 1, excl ? APPLY_EXCL : 0, inval)) == 0)
 		*created = true;
 out:
 	pthread_mutex_unlock(&fs->publish_lock);
@@ -258,7 +286,7 @@ int commit_remove(struct envfs *fs, const char *backend, const char *arch,
 
 	pthread_mutex_lock(&fs->publish_lock);
 	if ((err = current(fs, backend, arch, name, &e, &v)) == 0)
-		err = v ? apply(fs, e, backend, arch, &ch, 1, inval) : -ENOENT;
+		err = v ? apply(fs, e, backend, arch, &ch, 1, 0, inval) : -ENOENT;
 	pthread_mutex_unlock(&fs->publish_lock);
 	epoch_unref(e);
 	return err;
@@ -293,7 +321,7 @@ int commit_move(struct envfs *fs, const char *backend, const char *arch,
 	ch[0].value = v->value;
 	ch[0].len = v->value_len;
 	ch[0].private = v->secret;
-	err = apply(fs, e, backend, arch, ch, 2, inval);
+	err = apply(fs, e, backend, arch, ch, 2, noreplace ? APPLY_EXCL : 0, inval);
 out:
 	pthread_mutex_unlock(&fs->publish_lock);
 	epoch_unref(e);
@@ -329,7 +357,7 @@ int commit_truncate(struct envfs *fs, const char *backend, const char *arch,
 		len--;
 	ch.value = v->value;
 	ch.len = len;
-	err = apply(fs, e, backend, arch, &ch, 1, inval);
+	err = apply(fs, e, backend, arch, &ch, 1, 0, inval);
 out:
 	pthread_mutex_unlock(&fs->publish_lock);
 	epoch_unref(e);
@@ -358,9 +386,37 @@ int commit_privacy(struct envfs *fs, const char *backend, const char *arch,
 	if (!v || !has)
 		err = v ? -EPERM : -ENOENT;
 	else if (v->secret != private)
-		err = apply(fs, e, backend, arch, &ch, 1, inval);
+		err = apply(fs, e, backend, arch, &ch, 1, 0, inval);
 out:
 	pthread_mutex_unlock(&fs->publish_lock);
+	epoch_unref(e);
+	return err;
+}
+
+int commit_remote(struct envfs *fs, const char *backend, const char *arch,
+		  const char *name, const char *value, size_t len, bool drop,
+		  struct inval_list *inval)
+{
+	struct change ch = { .name = name, .value = value, .len = len, .private = -1,
+			     .remove = drop, .drop_only = drop };
+	struct epoch *e = epoch_current(&fs->state);
+	int err;
+
+	if (epoch_find_dir(e, backend, arch)) {
+		err = apply(fs, e, backend, arch, &ch, 1, APPLY_REMOTE, inval);
+		goto out;
+	}
+	/* A directory this node does not serve (another arch): kept in the
+	 * overrides, so a reload that brings the directory shows it. */
+	pthread_mutex_lock(&fs->ov_lock);
+	err = change_apply(&fs->ov, backend, arch, &ch);
+	if (err == 0 && fs->state_path)
+		err = statefile_save(fs->state_path, &fs->ov);
+	if (err < 0)
+		change_undo(&fs->ov, backend, arch, &ch);
+	pthread_mutex_unlock(&fs->ov_lock);
+	free(ch.old);
+out:
 	epoch_unref(e);
 	return err;
 }

@@ -56,4 +56,13 @@ int commit_truncate(struct envfs *fs, const char *backend, const char *arch,
 int commit_privacy(struct envfs *fs, const char *backend, const char *arch,
 		   const char *name, bool private, struct inval_list *inval);
 
+/* --sync (syncd.c): applies a change another node made, read from etcd:
+ * name set to value (len bytes; NULL: an unset), or, with drop, its
+ * override dropped. Not shared back. The caller holds publish_lock (it
+ * orders the change against local commits). A directory this node does
+ * not serve keeps the override for a later load. */
+int commit_remote(struct envfs *fs, const char *backend, const char *arch,
+		  const char *name, const char *value, size_t len, bool drop,
+		  struct inval_list *inval);
+
 #endif

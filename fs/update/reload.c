@@ -19,8 +19,8 @@
 #include "inputs_trust.h"
 #include "memory.h"
 #include "reload.h"
-#include "status.h"
 #include "syncd.h"
+#include "status.h"
 
 /* ---- loading ---------------------------------------------------------- */
 
@@ -264,7 +264,6 @@ int envfs_reload(struct envfs *fs, bool (*valid)(void *arg), void *arg)
 	pub = next;
 	old = epoch_publish(&fs->state, next);
 	next = NULL;
-	syncd_published(fs->sync);
 	/* A handler still answering from the old epoch must reach the kernel
 	 * before the invalidation does, or its stale answer would be cached
 	 * for the whole timeout. Handlers never wait on us, so this is short.
@@ -276,6 +275,8 @@ int envfs_reload(struct envfs *fs, bool (*valid)(void *arg), void *arg)
 	epoch_unref(old);
 	/* Freed only now: snapshots may borrow strings from their world. */
 	world_free(old_world);
+	if (fs->sync && lerr == 0)
+		syncd_published(fs->sync);
 	send = true;
 	err = lerr;
 out:

@@ -1,36 +1,74 @@
 /* syncd: a mount's share of the run's overrides through etcd (--sync,
  * issue 16; docs/SYNC.md).
  *
+ *   node 0: echo 5 > /mnt/primus/env/maxtext/gfx950/XLA_GPU_AUTOTUNE_LEVEL
+ *   node 1: cat /mnt/primus/env/maxtext/gfx950/XLA_GPU_AUTOTUNE_LEVEL    5
+ *
+ * A write through the mount is committed to etcd (one txn, bounded by
+ * --sync-timeout) before --state and before close() returns; every node
+ * watches PREFIX/runs/RUN/overrides/ from the revision of its start-up
+ * read and applies what others wrote in revision order, as a commit of its
+ * own (re-resolve, publish, invalidate). Per key the highest revision
+ * applied is kept: an event at or below it (the node's own echo, an old
+ * write that raced a newer local one) is dropped, so racing writers end on
+ * the highest revision everywhere. Secrets never leave the node.
+ *
+ * Threads: the watch (its own client) hands events to the applier, which
+ * takes publish_lock; commits use the first client under publish_lock.
+ *
  * The etcd client lives in the module primus-envfs-sync.so (sync_api.h),
  * loaded here and nowhere else in the mount: a mount without --sync never
  * maps it. */
 #ifndef ENVFS_SYNCD_H
 #define ENVFS_SYNCD_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "envfs.h"
 #include "strbuf.h"
 #include "sync_api.h"
 
 struct syncd;
+struct snapshot;
 
-/* Loads the module, makes the client and connects (authenticating when a
- * user is given), within so->timeout_ms. On failure prints one line
- * naming what failed and returns a negative errno (the mount exits 2).
- * *out is caller-owned: syncd_free(). */
+/* Loads the module, makes the client, connects (authenticating when a
+ * user is given) and reads the run's overrides into fs->ov (etcd's value
+ * wins over --state's for every key etcd has, but a node's private
+ * override stays), all within so->timeout_ms per call; call after
+ * load_state and before the first load. On failure prints one line naming
+ * what failed and returns a negative errno (the mount exits 2). *out is
+ * caller-owned: syncd_free(). */
 int syncd_new(struct envfs *fs, const struct sync_opts *so, struct syncd **out);
-/* Stops the threads (if started) and frees sd. NULL is a no-op. */
+/* Starts the watch and the applier (after daemonizing: threads do not
+ * survive the fork). 0 or a negative errno. */
+int syncd_start(struct syncd *sd);
+/* Stops and joins the threads; call before the reload thread is freed
+ * (the applier hands it invalidations). NULL or not started: a no-op. */
+void syncd_stop(struct syncd *sd);
+/* syncd_stop, then frees sd. NULL is a no-op. */
 void syncd_free(struct syncd *sd);
 
-/* Starts the threads (after daemonizing: threads do not survive the
- * fork). 0 or a negative errno. */
-int syncd_start(struct syncd *sd);
-/* Called after every publish of new snapshots (at start, by a reload,
- * by every commit; publish_lock held): the node registration hooks in
- * here (sync_register.h). NULL is a no-op. */
+/* Called by commit.c under publish_lock, after the local change is
+ * applied to fs->ov and resolved (snap: the new snapshot of
+ * backend/arch) and before --state: puts the n names' overrides (as
+ * fs->ov has them now) in etcd in one txn, deletes the keys of those
+ * without one; excl: names[0]'s key must not exist (O_EXCL,
+ * RENAME_NOREPLACE). A name that is secret in snap, or whose override is
+ * private, stays node-local (status lists it). Returns 0, -EEXIST when
+ * excl failed, or -EIO when etcd refused or did not answer within the
+ * bound (status' sync_last_error says why). */
+int syncd_commit(struct syncd *sd, const char *backend, const char *arch,
+		 const char *const *names, size_t n, bool excl,
+		 const struct snapshot *snap);
+
+/* Called after every publish of new snapshots: at start (syncd_start), by
+ * a reload and by every commit, local or applied from etcd (publish_lock
+ * held then). The node registration hooks in here (see syncd.c). */
 void syncd_published(struct syncd *sd);
+
 /* Appends the "sync..." lines of MOUNT/status (no values, ever). Safe
- * from request handlers: never waits on etcd. NULL: nothing. 0 or
- * -ENOMEM. */
+ * from request handlers: never waits on etcd. 0 or -ENOMEM. */
 int syncd_status(struct syncd *sd, struct strbuf *out);
 
 #endif

@@ -86,7 +86,6 @@ struct evar {
 	                                 it, 0 when none does */
 	bool pinned;                  /* an override: nothing else changes it */
 	bool secret;
-	bool node;                    /* scope: node (mark_node_scoped) */
 	bool consumed;                /* an append_from: never exported */
 	bool config_set;              /* the config's env: set it */
 	const char *runner_seen;      /* its value when the runner ran */
@@ -1842,23 +1841,26 @@ static int scrub_diags(struct sim *s, struct diag_list *l)
 	return 0;
 }
 
-/* The names the specs mark scope: node. A mark holds whatever the
- * entry's arch; the runner's holds in a directory without the runner
- * base too (--env NODE_RANK=i reaches every directory). Marks are few:
- * this walks the specs once rather than searching them per name. */
-static void mark_node_scoped(struct sim *s)
+/* The names the specs mark scope: node, in snap (sorted). A mark holds
+ * whatever the entry's arch; the runner's holds in a directory without
+ * the runner base too (--env NODE_RANK=i reaches every directory). Only
+ * what is exported can differ at launch. Marks are few: this walks the
+ * specs once rather than searching them per name. */
+static void mark_node_scoped(const struct sim *s, struct snapshot *snap)
 {
 	const struct spec *both[2] = { s->w->specs->runner, s->backend };
 	size_t j, k;
-	uint32_t i;
 
 	for (j = 0; j < 2; j++)
 		for (k = 0; both[j] && k < both[j]->nvars; k++) {
 			const struct spec_var *sv = &both[j]->vars[k];
+			/* snap is still ours to change: not published yet. */
+			struct snap_var *v = (sv->scope & SCOPE_NODE) ?
+				(struct snap_var *)snapshot_find(snap, sv->name, strlen(sv->name)) :
+				NULL;
 
-			if ((sv->scope & SCOPE_NODE) &&
-			    (i = find(s, sv->name, strlen(sv->name))) != NONE)
-				s->v[i].node = true;
+			if (v && v->exported)
+				v->node = true;
 		}
 }
 
@@ -1871,7 +1873,6 @@ static int build_snapshot(struct sim *s, struct snapshot **out)
 
 	if (!snap)
 		return -ENOMEM;
-	mark_node_scoped(s);
 	atomic_init(&snap->refs, 1);
 	snap->arena = s->arena;      /* handed over only on success */
 	snap->specs = spec_share_ref(s->w->spec_share);
@@ -1899,8 +1900,6 @@ static int build_snapshot(struct sim *s, struct snapshot **out)
 		sv->value_len = e->set ? (uint32_t)e->len : 0;
 		sv->exported = exported(e);
 		sv->secret = e->secret;
-		/* Only what is exported can differ at launch. */
-		sv->node = sv->exported && e->node;
 		sv->is_flags = e->flags_decl != NULL;
 		sv->layer = e->set ? e->layer : LAYER_NONE;
 		sv->source = e->set && e->win != NONE ? rec_source(s, &s->recs[e->win]) :
@@ -1947,6 +1946,7 @@ static int build_snapshot(struct sim *s, struct snapshot **out)
 	}
 	snap->nvars = n;
 	qsort(snap->vars, n, sizeof(*snap->vars), name_cmp);
+	mark_node_scoped(s, snap);
 	if ((err = dir_notes(s, &snap->explain)) < 0)
 		goto out;
 	if ((err = diag_extend(&snap->diags, &s->w->diags)) < 0 ||
