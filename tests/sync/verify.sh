@@ -65,6 +65,22 @@ ectl get --prefix "/primus-envfs/runs/$RUN/node-dirs/node1/" --print-value-only 
 grep -q '"name":"XLA_FLAGS"' "$TMP/detail" || fail "no XLA_FLAGS in node1's detail"
 ! grep -q '"name":"NODE_RANK"' "$TMP/detail" || fail "NODE_RANK is in node1's detail"
 
+# ---- the lease: kept alive, and granted again when lost -----------------------
+lease=$(sed -n 's/^sync_lease: \([0-9a-f]*\) ttl .*/\1/p' "$(node_mnt 0)/status")
+[ -n "$lease" ] || fail "node 0: no lease id in status"
+sleep 4
+ttl=$(ectl lease timetolive "$lease" | sed -n 's/.*remaining(\(-*[0-9]*\)s).*/\1/p')
+[ -n "$ttl" ] && [ "$ttl" -ge 6 ] ||
+	fail "lease $lease of node 0: $(ectl lease timetolive "$lease") 4 s later (not kept alive)"
+# Revoked behind its back (as when it expired while etcd was away): the
+# record is gone, and back under a new lease at the next keepalive.
+ectl lease revoke "$lease" >/dev/null
+verify_rc 2 --nodes 4
+verify_rc 0 --nodes 4 --wait 10
+lease2=$(sed -n 's/^sync_lease: \([0-9a-f]*\) ttl .*/\1/p' "$(node_mnt 0)/status")
+[ -n "$lease2" ] && [ "$lease2" != "$lease" ] || fail "node 0: lease '$lease2' after the revoke of $lease"
+note "lease $lease revoked: node 0 registered again under $lease2"
+
 # ---- --nodes 5: missing, the present ones named ------------------------------------
 verify_rc 2 --nodes 5
 grep -q "^verify: run $RUN: 4 nodes registered, --nodes says 5: node0 node1 node2 node3$" \
