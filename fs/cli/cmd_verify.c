@@ -30,6 +30,8 @@
 #define VERIFY_EX_ETCD 3
 /* A value shown in a difference is cut after this many bytes. */
 #define SHOW_MAX 300
+/* The agreeing nodes named in the verdict (the odd ones always are). */
+#define AGREE_SHOWN 8
 /* --wait polls the registry this often. */
 #define POLL_MS 200
 
@@ -174,17 +176,25 @@ static int read_nodes(struct verify *vf)
 	return 0;
 }
 
-static int add_names(struct strbuf *sb, const struct verify *vf, int group)
+/* The names of group's nodes (every node: group -1), the first max of
+ * them (0: all) and how many more. */
+static int add_names(struct strbuf *sb, const struct verify *vf, int group, size_t max)
 {
-	size_t k;
+	size_t k, shown = 0, more = 0;
 	int err = 0;
-	bool first = true;
 
-	for (k = 0; k < vf->n && !err; k++)
-		if (group < 0 || vf->v[k].group == group) {
-			err = sb_addf(sb, "%s%s", first ? "" : " ", vf->v[k].name);
-			first = false;
+	for (k = 0; k < vf->n && !err; k++) {
+		if (group >= 0 && vf->v[k].group != group)
+			continue;
+		if (max && shown == max) {
+			more++;
+			continue;
 		}
+		err = sb_addf(sb, "%s%s", shown ? " " : "", vf->v[k].name);
+		shown++;
+	}
+	if (!err && more)
+		err = sb_addf(sb, " and %zu more", more);
 	return err;
 }
 
@@ -409,7 +419,8 @@ static int compare(struct verify *vf)
 	if ((err = sb_addf(&vf->out, "verify: run %s: %zu nodes registered, %zu differ%s from "
 			   "the %zu that agree (", vf->so.run, vf->n, vf->n - size[ref],
 			   vf->n - size[ref] == 1 ? "s" : "", size[ref])) < 0 ||
-	    (err = add_names(&vf->out, vf, ref)) < 0 || (err = sb_adds(&vf->out, ")\n")) < 0)
+	    (err = add_names(&vf->out, vf, ref, AGREE_SHOWN)) < 0 ||
+	    (err = sb_adds(&vf->out, ")\n")) < 0)
 		goto out;
 	for (j = 0; j < vf->n && err >= 0; j++)
 		if (vf->v[j].group != ref)
@@ -468,7 +479,8 @@ static int run(struct verify *vf, unsigned long nodes, double wait_s)
 				   "says %lu%s%s", vf->so.run, vf->n, vf->n == 1 ? "" : "s",
 				   nodes, vf->n < nodes && wait_s > 0 ? " (after the wait)" : "",
 				   vf->n ? ": " : "")) < 0 ||
-		    (err = add_names(&vf->out, vf, -1)) < 0 || (err = sb_addc(&vf->out, '\n')) < 0)
+		    (err = add_names(&vf->out, vf, -1, 0)) < 0 ||
+		    (err = sb_addc(&vf->out, '\n')) < 0)
 			return err;
 		return VERIFY_EX_MISSING;
 	}
