@@ -25,8 +25,10 @@
  *
  * The encoder is here, in the resolver, with the project's JSON string
  * writer and Nettle's base64, so the primus-envfs executable does not link
- * json-c (measured: +0.1 to 0.3 ms on every resolve, docs/PERFORMANCE.md);
- * the decoder uses json-c, in the sync module. */
+ * json-c (every resolve would map it for nothing; a difference too small
+ * to measure on the shared 2-core machine, and none is the surest); the
+ * decoder uses json-c, in the sync module, which verify loads anyway
+ * (fs/sync/record.h). */
 #ifndef ENVFS_NODE_RECORD_H
 #define ENVFS_NODE_RECORD_H
 
