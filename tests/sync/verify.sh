@@ -8,6 +8,8 @@
 #     agree: exit 0;
 #   - --nodes 5: exit 2, naming the four present; an unmounted node
 #     leaves the registry at once (its lease is revoked);
+#   - a node with a secret the others lack: named, by name only; the
+#     token, and its SHA-256, are nowhere in etcd nor in verify's output;
 #   - etcd stopped: exit 3, within the --sync-timeout bound.
 . "$(dirname "$0")/mountlib.sh"
 
@@ -117,6 +119,22 @@ verify_rc 1 --nodes 4 -b maxtext -a gfx950
 # A gate that would compare nothing fails: a misspelt backend.
 verify_rc 64 --nodes 4 -b maxtxt
 grep -q "node0 serves no directory maxtxt/\*" "$TMP/v.err" || fail "-b maxtxt: $(cat "$TMP/v.err")"
+
+# ---- a secret: by name only, in etcd and in what verify prints ---------------------
+node_umount 3
+TOKEN="hf_verify_$RANDOM$RANDOM"
+HF_TOKEN=$TOKEN node_mount 3 --specs "$ENVFS_SPECS" --inherit "$IMG/image-a.env"
+[ "$(node_read 3 HF_TOKEN)" = "$TOKEN" ] || fail "node 3 does not serve its HF_TOKEN"
+verify_rc 1 --nodes 4 --wait 10 -b maxtext -a gfx950
+grep -q '^  maxtext/gfx950: HF_TOKEN: node3 set (secret: value not published), node0 unset$' \
+	"$TMP/v.out" || fail "the secret's difference: $(cat "$TMP/v.out")"
+[ "$(grep -c '^  ' "$TMP/v.out")" = 1 ] || fail "more than HF_TOKEN differs: $(cat "$TMP/v.out")"
+ectl get --prefix "/primus-envfs/runs/$RUN/" >"$TMP/all.kv"
+grep -q '"name":"HF_TOKEN","secret":true}' "$TMP/all.kv" || fail "no HF_TOKEN entry in node3's record"
+! grep -q "$TOKEN" "$TMP/all.kv" "$TMP/v.out" "$TMP/v.err" || fail "the token's value is in etcd or verify's output"
+# Nor a hash of it: the token's SHA-256 is nowhere.
+th=$(printf '%s' "$TOKEN" | sha256sum | cut -d' ' -f1)
+! grep -q "$th" "$TMP/all.kv" || fail "the token's SHA-256 is in etcd"
 
 # ---- the command line -----------------------------------------------------------
 verify_rc 64 --nodes 0
