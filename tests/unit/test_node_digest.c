@@ -20,61 +20,16 @@
 #include <cmocka.h>
 
 #include "node_digest.h"
+#include "node_fixture.h"
 #include "resolve.h"
 #include "view.h"
-
-#define MAXN 8
-
-struct node {
-	const char *inherit;            /* relative to fixtures/node, or NULL */
-	const char *env[MAXN];          /* --env NAME=VALUE */
-	char *host[MAXN];               /* the daemon's environment */
-	struct override_set ov;
-	char *paths[2];
-	struct world *w;
-	struct snapshot *s;
-};
-
-static char *fixture(const char *rel)
-{
-	const char *dir = getenv("ENVFS_FIXTURES");
-	struct strbuf sb = STRBUF_INIT;
-
-	assert_non_null(dir);
-	assert_int_equal(sb_addf(&sb, "%s/node/%s", dir, rel), 0);
-	return sb_detach(&sb, NULL);
-}
 
 static const struct snapshot *node_resolve(struct node *n, const char *backend,
 					   const char *arch)
 {
-	struct envfs_inputs in = { 0 };
-	const char *inh[1];
-
-	n->paths[0] = fixture("specs");
-	in.specs_dir = n->paths[0];
-	if (n->inherit) {
-		inh[0] = n->paths[1] = fixture(n->inherit);
-		in.inherit = inh;
-		in.ninherit = 1;
-	}
-	in.env = n->env;
-	while (in.nenv < MAXN && n->env[in.nenv])
-		in.nenv++;
-	in.host_env = n->host;
-	assert_int_equal(world_load(&in, &n->w), 0);
+	node_load(n);
 	assert_int_equal(resolve_dir(n->w, &n->ov, backend, arch, &n->s), 0);
 	return n->s;
-}
-
-static void node_release(struct node *n)
-{
-	snapshot_unref(n->s);
-	world_free(n->w);
-	override_set_release(&n->ov);
-	free(n->paths[0]);
-	free(n->paths[1]);
-	memset(n, 0, sizeof(*n));
 }
 
 static void digest_of(struct node *n, const char *backend, const char *arch,

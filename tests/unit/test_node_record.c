@@ -15,56 +15,15 @@
 #include <cmocka.h>
 
 #include "node_digest.h"
+#include "node_fixture.h"
 #include "node_record.h"
 #include "record.h"
 #include "resolve.h"
 
-struct node {
-	const char *inherit;
-	const char *env[4];
-	char *host[4];
-	struct override_set ov;
-	char *paths[2];
-	struct world *w;
-	struct resolution *r;
-};
-
-static char *fixture(const char *rel)
-{
-	const char *dir = getenv("ENVFS_FIXTURES");
-	struct strbuf sb = STRBUF_INIT;
-
-	assert_non_null(dir);
-	assert_int_equal(sb_addf(&sb, "%s/node/%s", dir, rel), 0);
-	return sb_detach(&sb, NULL);
-}
-
 static void node_resolve(struct node *n)
 {
-	struct envfs_inputs in = { 0 };
-	const char *inh[1];
-
-	in.specs_dir = n->paths[0] = fixture("specs");
-	if (n->inherit) {
-		inh[0] = n->paths[1] = fixture(n->inherit);
-		in.inherit = inh;
-		in.ninherit = 1;
-	}
-	in.env = n->env;
-	while (in.nenv < 4 && n->env[in.nenv])
-		in.nenv++;
-	in.host_env = n->host;
-	assert_int_equal(world_load(&in, &n->w), 0);
+	node_load(n);
 	assert_int_equal(resolve_all(n->w, &n->ov, &n->r), 0);
-}
-
-static void node_release(struct node *n)
-{
-	resolution_free(n->r);
-	world_free(n->w);
-	override_set_release(&n->ov);
-	free(n->paths[0]);
-	free(n->paths[1]);
 }
 
 static void build(struct node *n, const char *name, struct node_record_kvs *kvs)
