@@ -30,6 +30,8 @@
 #define VERIFY_EX_ETCD 3
 /* A value shown in a difference is cut after this many bytes. */
 #define SHOW_MAX 300
+/* A difference further in than this is shown from a little before it. */
+#define SHOW_LEAD 40
 /* The agreeing nodes named in the verdict (the odd ones always are). */
 #define AGREE_SHOWN 8
 /* --wait polls the registry this often. */
@@ -76,6 +78,7 @@ struct verify {
 	struct vnode *v;
 	size_t n;
 	bool quiet;
+	bool too_many;                /* more than ETCD_RANGE_MAX summaries */
 	struct strbuf out;            /* the report, printed at the end */
 };
 
@@ -151,6 +154,9 @@ static int read_nodes(struct verify *vf)
 			vf->api->errmsg(vf->cli));
 		return -EIO;
 	}
+	/* More keys than one range returns: more nodes than --nodes allows. */
+	if (vf->range.more)
+		vf->too_many = true;
 	if (!(vf->v = calloc(vf->range.n ? vf->range.n : 1, sizeof(*vf->v))))
 		return -ENOMEM;
 	for (k = 0; k < vf->range.n; k++) {
@@ -247,9 +253,30 @@ static struct node_detail *read_detail(struct verify *vf, const char *node,
 	return det;
 }
 
-/* One side of a difference: "VALUE", (secret), unset, or the hash of a
- * value too long to publish. */
-static int add_side(struct strbuf *sb, const char *node, const struct node_var *v)
+/* Where two values' shown part starts: 0, or a little before their first
+ * difference when that is far in (two long flag lists that differ in
+ * their last flag must not print the same first 300 bytes twice), after
+ * a space, ':' or ',' when there is one (a flag, a path, a list item). */
+static size_t show_from(const struct node_var *x, const struct node_var *y)
+{
+	size_t d = 0, n, k;
+
+	if (!x || !y || !x->value || !y->value)
+		return 0;
+	n = x->value_len < y->value_len ? x->value_len : y->value_len;
+	while (d < n && x->value[d] == y->value[d])
+		d++;
+	if (d <= SHOW_LEAD)
+		return 0;
+	for (k = d - SHOW_LEAD; k < d; k++)
+		if (x->value[k] == ' ' || x->value[k] == ':' || x->value[k] == ',')
+			return k + 1;
+	return d - SHOW_LEAD;
+}
+
+/* One side of a difference: "VALUE" (from byte from on, "..." before),
+ * set for a secret, unset, or the hash of a value too long to publish. */
+static int add_side(struct strbuf *sb, const char *node, const struct node_var *v, size_t from)
 {
 	int err;
 
@@ -262,7 +289,9 @@ static int add_side(struct strbuf *sb, const char *node, const struct node_var *
 	if (!v->value)
 		return sb_addf(sb, "(%zu bytes, sha256 %02x%02x%02x%02x...)", v->value_len,
 			       v->hash[0], v->hash[1], v->hash[2], v->hash[3]);
-	return text_quote(sb, v->value, v->value_len, SHOW_MAX);
+	if (from && (err = sb_adds(sb, "...")) < 0)
+		return err;
+	return text_quote(sb, v->value + from, v->value_len - from, SHOW_MAX);
 }
 
 /* A name as it is when it prints plainly (they all do, but for what an
@@ -303,8 +332,10 @@ static int diff_vars(struct strbuf *sb, const char *dir, const char *odd, const 
 		}
 		if ((err = sb_addf(sb, "  %s: ", dir)) < 0 ||
 		    (err = add_name(sb, x ? x : y)) < 0 ||
-		    (err = sb_adds(sb, ": ")) < 0 || (err = add_side(sb, odd, x)) < 0 ||
-		    (err = sb_adds(sb, ", ")) < 0 || (err = add_side(sb, ref, y)) < 0)
+		    (err = sb_adds(sb, ": ")) < 0 ||
+		    (err = add_side(sb, odd, x, show_from(x, y))) < 0 ||
+		    (err = sb_adds(sb, ", ")) < 0 ||
+		    (err = add_side(sb, ref, y, show_from(x, y))) < 0)
 			return err;
 		err = sb_addc(sb, '\n');
 	}
@@ -473,6 +504,11 @@ static int run(struct verify *vf, unsigned long nodes, double wait_s)
 
 			nanosleep(&ts, NULL);
 		}
+	}
+	if (vf->too_many) {
+		err = sb_addf(&vf->out, "verify: run %s: more than %zu nodes registered, --nodes "
+			      "says %lu\n", vf->so.run, vf->n, nodes);
+		return err < 0 ? err : VERIFY_EX_MISSING;
 	}
 	if (vf->n != nodes) {
 		if ((err = sb_addf(&vf->out, "verify: run %s: %zu node%s registered, --nodes "

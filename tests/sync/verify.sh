@@ -107,15 +107,19 @@ grep -q "^verify: run $RUN: 4 nodes registered, 1 differs from the 3 that agree 
 grep -q '^node3: differs from node0:$' "$TMP/v.out" || fail "node3 is not named: $(cat "$TMP/v.out")"
 grep -Eq '^  maxtext/gfx950: XLA_FLAGS: node3 "--xla_image=2 [^"]*", node0 "--xla_image=1 ' \
 	"$TMP/v.out" || fail "XLA_FLAGS with both values is not named: $(cat "$TMP/v.out")"
-# Only XLA_FLAGS differs, in the directories that export it.
-! grep -E '^  [^ ]+: [A-Z_]+:' "$TMP/v.out" | grep -vq ': XLA_FLAGS: ' ||
-	fail "verify names more than XLA_FLAGS: $(cat "$TMP/v.out")"
+# A long value that differs at its end is shown from a little before the
+# difference, not as the same first 300 bytes twice.
+grep -q '^  maxtext/gfx950: IMAGE_PATH: node3 \.\.\."/opt/hpcx/ompi/lib:/opt/image-b", node0 \.\.\."/opt/hpcx/ompi/lib:/opt/image-a"$' \
+	"$TMP/v.out" || fail "IMAGE_PATH is not shown at its difference: $(grep IMAGE_PATH "$TMP/v.out")"
+# Only these two differ, in every directory.
+! grep -E '^  [^ ]+: [A-Z_]+:' "$TMP/v.out" | grep -Evq ': (XLA_FLAGS|IMAGE_PATH): ' ||
+	fail "verify names more than XLA_FLAGS and IMAGE_PATH: $(cat "$TMP/v.out")"
 # -b and -a select what is compared.
 verify_rc 1 --nodes 4 -b maxtext
 [ "$(grep -c '^  maxtext/gfx9[45][02]: XLA_FLAGS: ' "$TMP/v.out")" = 2 ] &&
-	[ "$(grep -c '^  ' "$TMP/v.out")" = 2 ] || fail "-b maxtext: $(cat "$TMP/v.out")"
+	[ "$(grep -c '^  ' "$TMP/v.out")" = 4 ] || fail "-b maxtext: $(cat "$TMP/v.out")"
 verify_rc 1 --nodes 4 -b maxtext -a gfx950
-[ "$(grep -c '^  ' "$TMP/v.out")" = 1 ] || fail "-b maxtext -a gfx950: $(cat "$TMP/v.out")"
+[ "$(grep -c '^  ' "$TMP/v.out")" = 2 ] || fail "-b maxtext -a gfx950: $(cat "$TMP/v.out")"
 # A gate that would compare nothing fails: a misspelt backend.
 verify_rc 64 --nodes 4 -b maxtxt
 grep -q "node0 serves no directory maxtxt/\*" "$TMP/v.err" || fail "-b maxtxt: $(cat "$TMP/v.err")"
@@ -135,6 +139,22 @@ grep -q '"name":"HF_TOKEN","secret":true}' "$TMP/all.kv" || fail "no HF_TOKEN en
 # Nor a hash of it: the token's SHA-256 is nowhere.
 th=$(printf '%s' "$TOKEN" | sha256sum | cut -d' ' -f1)
 ! grep -q "$th" "$TMP/all.kv" || fail "the token's SHA-256 is in etcd"
+
+# ---- records that cannot be read: named, never a crash ---------------------------
+R2=/primus-envfs/runs/$RUN-bad/nodes
+sum0=$(ectl get "/primus-envfs/runs/$RUN/nodes/node0" --print-value-only)
+ectl put "$R2/node0" "$sum0" >/dev/null
+ectl put "$R2/bad" '{"format":1,"node":' >/dev/null
+ectl put "$R2/liar" "$sum0" >/dev/null
+ectl put "$R2/future" '{"format":2,"node":"future"}' >/dev/null
+rc=0
+"$ENVFS_BIN" verify --sync "etcd://$EP" --run "$RUN-bad" --nodes 4 >"$TMP/v.out" 2>"$TMP/v.err" || rc=$?
+[ "$rc" = 1 ] || fail "verify of unreadable records: exit $rc: $(cat "$TMP/v.out" "$TMP/v.err")"
+grep -q '^bad: differs from node0:$' "$TMP/v.out" &&
+	grep -q '^  its record cannot be read: not a JSON object$' "$TMP/v.out" &&
+	grep -q "^  its record cannot be read: the record names node 'node0'$" "$TMP/v.out" &&
+	grep -q '^  its record cannot be read: format is not 1$' "$TMP/v.out" ||
+	fail "unreadable records: $(cat "$TMP/v.out")"
 
 # ---- the command line -----------------------------------------------------------
 verify_rc 64 --nodes 0
