@@ -9,8 +9,7 @@
 #include "status.h"
 #include "syncd.h"
 
-/* ISO 8601 UTC with milliseconds: two hosts compare these by eye. */
-static int add_time(struct strbuf *out, const char *key, const struct timespec *ts)
+int status_add_time(struct strbuf *out, const char *key, const struct timespec *ts)
 {
 	struct tm tm;
 	char buf[32];
@@ -62,8 +61,8 @@ int status_render(struct envfs *fs, const struct epoch *e,
 	    (err = sb_addf(out, "mount: %s\n", fs->opts->ro ? "ro" : "rw")) < 0 ||
 	    (err = sb_addf(out, "generation: %llu\n",
 			   (unsigned long long)e->generation)) < 0 ||
-	    (err = add_time(out, "last_load", &e->loaded)) < 0 ||
-	    (err = add_time(out, "last_change", &e->changed)) < 0)
+	    (err = status_add_time(out, "last_load", &e->loaded)) < 0 ||
+	    (err = status_add_time(out, "last_change", &e->changed)) < 0)
 		goto out;
 	/* The reason is one line: the first error diagnostic of the load. */
 	if ((err = sb_adds(out, "last_error: ")) < 0)

@@ -24,6 +24,9 @@
  * load failed, or NULL. Returns 0 or -ENOMEM. */
 int status_render(struct envfs *fs, const struct epoch *e,
 		  const char *last_error, struct strbuf *out);
+/* Appends "key: TIME\n", ISO 8601 UTC with milliseconds (two hosts
+ * compare these by eye). 0 or -ENOMEM. */
+int status_add_time(struct strbuf *out, const char *key, const struct timespec *ts);
 /* *out: e's status text followed by the sync lines (--sync: syncd.h)
  * and the request counters as they are now (one reference,
  * caller-owned). Returns 0 or -ENOMEM. */

@@ -132,7 +132,7 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 	struct epoch *next = NULL, *old, *pub;
 	size_t applied = 0, i;
 	int serr;
-	bool save_failed = false;
+	bool save_failed = false, shared = false;
 	int err = 0;
 
 	pthread_mutex_lock(&fs->ov_lock);
@@ -165,6 +165,7 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 	 * leaves --state and the epoch as they were. */
 	if ((err = share(fs, backend, arch, ch, nch, flags, snap)) < 0)
 		goto undo;
+	shared = fs->sync && !(flags & APPLY_REMOTE);
 	/* Durable before anyone can see it: close() returns after this. */
 	if (state) {
 		pthread_mutex_lock(&fs->ov_lock);
@@ -205,6 +206,11 @@ undo:
 			"failed save: %s; the file may hold a change the mount refused\n",
 			state, strerror(-serr));
 	pthread_mutex_unlock(&fs->ov_lock);
+	/* etcd has it, the node does not: take it from the watch like any
+	 * other node's change (close() still fails). */
+	if (shared)
+		for (i = 0; i < nch; i++)
+			syncd_unshare(fs->sync, backend, arch, ch[i].name);
 out:
 	for (i = 0; i < nch; i++)
 		free(ch[i].old);

@@ -62,6 +62,12 @@ int syncd_commit(struct syncd *sd, const char *backend, const char *arch,
 		 const char *const *names, size_t n, bool excl,
 		 const struct snapshot *snap);
 
+/* After a syncd_commit that succeeded, the local change failed (--state
+ * could not be saved): the node takes name's value from its echo, as
+ * from another node. */
+void syncd_unshare(struct syncd *sd, const char *backend, const char *arch,
+		   const char *name);
+
 /* Called after every publish of new snapshots: at start (syncd_start), by
  * a reload and by every commit, local or applied from etcd (publish_lock
  * held then). The node registration hooks in here (see syncd.c). */

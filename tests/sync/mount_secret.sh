@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Issue 16, acceptance 5: a secret written on one node never reaches etcd
+# (no key, no value: etcdctl get --prefix over every key) nor the other
+# nodes, and its node's status says it stays node-local (by name, never
+# the value). Secrets: a variable the specs declare secret (HF_TOKEN), and
+# a file created with a mode that grants nothing to others (issue 14.14),
+# renamed too. A plain write next to them is shared (the control).
+. "$(dirname "$0")/mountlib.sh"
+
+etcd_cluster_start 1
+node_mount 0
+node_mount 1
+S1="hf_sekrit$RANDOM$RANDOM"
+S2="tok_sekrit$RANDOM$RANDOM"
+
+echo "$S1" >"$(node_dir 0)/HF_TOKEN" || fail "writing HF_TOKEN on node 0"
+"$PYTHON" - "$(node_dir 0)/ENVFS_MY_TOKEN" "$S2" <<'PY' || fail "creating a 0600 file on node 0"
+import os, sys
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
+os.write(fd, (sys.argv[2] + "\n").encode())
+os.close(fd)
+PY
+mv "$(node_dir 0)/ENVFS_MY_TOKEN" "$(node_dir 0)/ENVFS_MY_TOKEN2" || fail "mv of the secret"
+# The control: shared, and once node 1 has it, node 1 has seen every
+# revision before it.
+echo shared-1 >"$(node_dir 0)/ENVFS_PLAIN"
+node_wait_value 1 ENVFS_PLAIN shared-1
+
+[ "$(node_read 0 HF_TOKEN)" = "$S1" ] || fail "node 0 lost HF_TOKEN: $(node_read 0 HF_TOKEN)"
+[ "$(node_read 0 ENVFS_MY_TOKEN2)" = "$S2" ] || fail "node 0 lost ENVFS_MY_TOKEN2"
+[ "$(stat -c %a "$(node_dir 0)/ENVFS_MY_TOKEN2")" = 600 ] || fail "the renamed secret is not 0600"
+for n in HF_TOKEN ENVFS_MY_TOKEN ENVFS_MY_TOKEN2; do
+	[ "$(node_read 1 $n)" = "<absent>" ] || fail "node 1 has $n: $(node_read 1 $n)"
+done
+
+# Every key and value etcd has.
+ectl get --prefix "" >"$TMP/all"
+grep -q "/overrides/$DIR_BA/ENVFS_PLAIN$" "$TMP/all" || fail "the control is not in etcd: $(cat "$TMP/all")"
+! grep -Eq "HF_TOKEN|ENVFS_MY_TOKEN" "$TMP/all" || fail "a secret's key is in etcd: $(grep -E 'TOKEN' "$TMP/all")"
+! grep -qF -e "$S1" -e "$S2" "$TMP/all" || fail "a secret's value is in etcd"
+
+# A rewrite and an rm stay local too.
+echo "$S1-2" >"$(node_dir 0)/HF_TOKEN"
+rm "$(node_dir 0)/ENVFS_MY_TOKEN2"
+echo shared-2 >"$(node_dir 0)/ENVFS_PLAIN"
+node_wait_value 1 ENVFS_PLAIN shared-2
+ectl get --prefix "" >"$TMP/all"
+! grep -Eq "HF_TOKEN|ENVFS_MY_TOKEN" "$TMP/all" || fail "a secret's key reached etcd later"
+! grep -qF -e "$S1" -e "$S2" "$TMP/all" || fail "a secret's value reached etcd later"
+[ "$(node_read 1 HF_TOKEN)" = "<absent>" ] || fail "node 1 has HF_TOKEN"
+
+node_status 0 >"$TMP/st.0"
+grep -qx "sync_local $DIR_BA/HF_TOKEN: secret, node-local" "$TMP/st.0" ||
+	fail "status does not say HF_TOKEN stays local: $(grep ^sync "$TMP/st.0")"
+grep -qx "sync_overrides: local 1 remote 1" "$TMP/st.0" || fail "$(grep ^sync_overrides "$TMP/st.0")"
+! grep -qF -e "$S1" -e "$S2" "$TMP/st.0" || fail "status holds a secret"
+node_status 1 >"$TMP/st.1"
+grep -qx "sync_overrides: local 0 remote 1" "$TMP/st.1" || fail "node 1: $(grep ^sync_overrides "$TMP/st.1")"
+! grep -q "^sync_local" "$TMP/st.1" || fail "node 1 lists a local override: $(grep ^sync_local "$TMP/st.1")"
+for i in 0 1; do node_umount "$i"; done
+! grep -qF -e "$S1" -e "$S2" "${NODE_ERR_FILES[@]}" "$TMP"/etcd.*.log || fail "a log holds a secret"
+echo "ok"
