@@ -168,6 +168,50 @@ static void test_node_record__a_long_value_is_its_hash_only(void **state)
 	free(big);
 }
 
+/* A directory whose values would make a detail over NODE_RECORD_KV_MAX
+ * is published with hashes and lengths only, and its digest is the same. */
+static void test_node_record__a_detail_too_big_drops_its_values(void **state)
+{
+	enum { NBIG = 300, LEN = 4000 };
+	struct node a = { 0 };
+	struct node_record_kvs kvs;
+	struct node_detail *d = NULL;
+	uint8_t want[SHA256_LEN], got[SHA256_LEN];
+	char *val = malloc(LEN), name[32], msg[256];
+	size_t k, nbig = 0;
+
+	(void)state;
+	assert_non_null(val);
+	memset(val, 'v', LEN);
+	for (k = 0; k < NBIG; k++) {
+		snprintf(name, sizeof(name), "BIG_%03zu", k);
+		assert_int_equal(override_set_put(&a.ov, "app", "a1", name, val, LEN), 0);
+	}
+	node_resolve(&a);
+	build(&a, "n0", &kvs);
+	assert_string_equal(kvs.v[0].key, "/pe/runs/r1/node-dirs/n0/app/a1");
+	assert_true(kvs.v[0].value_len <= NODE_RECORD_KV_MAX);
+	assert_null(memmem(kvs.v[0].value, kvs.v[0].value_len, "\"value\":", 8));
+	assert_int_equal(record_decode_detail(kvs.v[0].value, kvs.v[0].value_len, &d, msg,
+					      sizeof(msg)), 0);
+	for (k = 0; k < d->nvars; k++)
+		if (!strncmp(d->vars[k].name, "BIG_", 4)) {
+			nbig++;
+			assert_null(d->vars[k].value);
+			assert_int_equal(d->vars[k].value_len, LEN);
+		}
+	assert_int_equal(nbig, NBIG);
+	assert_int_equal(node_digest(a.r->dirs[0], want), 0);
+	node_detail_digest(d, got);
+	assert_memory_equal(got, want, SHA256_LEN);
+	/* the other directory keeps its values */
+	assert_non_null(memmem(kvs.v[1].value, kvs.v[1].value_len, "\"value\":", 8));
+	node_detail_free(d);
+	node_record_kvs_free(&kvs);
+	node_release(&a);
+	free(val);
+}
+
 static void test_node_record__bad_names_and_run_keys_are_refused(void **state)
 {
 	static const char *const bad[] = { "", ".", "..", "a/b", "a b", "n\xc3\xa9", "x\n" };
@@ -250,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_node_record__round_trip),
 		cmocka_unit_test(test_node_record__bytes_that_are_not_utf8_round_trip),
 		cmocka_unit_test(test_node_record__a_long_value_is_its_hash_only),
+		cmocka_unit_test(test_node_record__a_detail_too_big_drops_its_values),
 		cmocka_unit_test(test_node_record__bad_names_and_run_keys_are_refused),
 		cmocka_unit_test(test_node_record__malformed_records_are_refused),
 	};
