@@ -766,8 +766,7 @@ int reloader_queue(struct reloader *r, struct inval_list *l)
 	return queue(r, l, &ticket);
 }
 
-/* CLOCK_REALTIME ms from now, as the timed pthread waits take it. */
-static struct timespec deadline_in(int ms)
+struct timespec reload_deadline_in(int ms)
 {
 	struct timespec t;
 
@@ -789,7 +788,7 @@ int reloader_queue_wait(struct reloader *r, struct inval_list *l, int max_ms)
 
 	if ((err = queue(r, l, &ticket)) < 0)
 		return err;
-	until = deadline_in(max_ms);
+	until = reload_deadline_in(max_ms);
 	pthread_mutex_lock(&r->qlock);
 	while (r->started && !atomic_load(&r->stop) && r->sent < ticket && rc == 0)
 		rc = pthread_cond_timedwait(&r->sent_cond, &r->qlock, &until);
@@ -807,7 +806,7 @@ int reloader_free(struct reloader *r)
 	if (r->started) {
 		atomic_store(&r->stop, true);
 		wake(r);
-		until = deadline_in(RELOAD_STOP_MS);
+		until = reload_deadline_in(RELOAD_STOP_MS);
 		if (pthread_timedjoin_np(r->thread, NULL, &until) != 0)
 			return -ETIMEDOUT;
 	}

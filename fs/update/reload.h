@@ -10,6 +10,8 @@
 #ifndef ENVFS_RELOAD_H
 #define ENVFS_RELOAD_H
 
+#include <time.h>
+
 #include "envfs.h"
 #include "inval.h"
 
@@ -65,5 +67,9 @@ int reloader_queue_wait(struct reloader *r, struct inval_list *l, int max_ms);
  * then r and everything the thread uses (the envfs, its session) must be
  * left alone, and the process should end. Else 0. */
 int reloader_free(struct reloader *r);
+
+/* CLOCK_REALTIME ms from now, as the timed pthread waits take it (also
+ * syncd's). */
+struct timespec reload_deadline_in(int ms);
 
 #endif

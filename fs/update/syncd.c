@@ -15,7 +15,7 @@
 #include "syncd_internal.h"
 #include "sync_register.h"
 
-void set_error(struct syncd *sd, const char *what, const char *msg)
+void syncd_set_error(struct syncd *sd, const char *what, const char *msg)
 {
 	size_t n = strlen(what);
 
@@ -29,71 +29,16 @@ void set_error(struct syncd *sd, const char *what, const char *msg)
 	pthread_mutex_unlock(&sd->lock);
 }
 
-void note_endpoint(struct syncd *sd, struct etcd_client *c)
+void syncd_note_endpoint(struct syncd *sd, struct etcd_client *c)
 {
+	char *to = c == sd->cli ? sd->commit_endpoint : sd->endpoint;
+
 	pthread_mutex_lock(&sd->lock);
-	snprintf(sd->endpoint, sizeof(sd->endpoint), "%s", sd->api->endpoint(c));
+	snprintf(to, sizeof(sd->endpoint), "%s", sd->api->endpoint(c));
 	pthread_mutex_unlock(&sd->lock);
 }
 
-/* ---- keys and values ------------------------------------------------------ */
-
-static bool name_char(char c, bool dir)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-	       c == '_' || (dir && (c == '-' || c == '.'));
-}
-
-/* Splits rel "BACKEND/ARCH/NAME" into parts (in buf, size bytes); false
- * when it is not one of ours (a key written by hand). */
-bool key_split(const char *rel, char *buf, size_t size, char **b, char **a, char **n)
-{
-	char *part[3], *p;
-	size_t i = 0;
-
-	if (strlen(rel) >= size)
-		return false;
-	strcpy(buf, rel);
-	for (p = buf, part[0] = buf; *p; p++) {
-		if (*p != '/')
-			continue;
-		if (++i == 3)
-			return false;
-		*p = '\0';
-		part[i] = p + 1;
-	}
-	if (i != 2)
-		return false;
-	for (i = 0; i < 3; i++) {
-		if (!*part[i])
-			return false;
-		for (p = part[i]; *p; p++)
-			if (!name_char(*p, i < 2))
-				return false;
-	}
-	*b = part[0];
-	*a = part[1];
-	*n = part[2];
-	return true;
-}
-
-/* An etcd value as an override: *value NULL for an unset. -EPROTO when
- * it is not one (written by hand, or by another version). */
-int value_decode(const char *v, size_t len, const char **value, size_t *vlen)
-{
-	if (len == 1 && v[0] == '-') {
-		*value = NULL;
-		*vlen = 0;
-		return 0;
-	}
-	if (len < 1 || v[0] != '=' || len - 1 > STATEFILE_VALUE_MAX || memchr(v, '\0', len))
-		return -EPROTO;
-	*value = v + 1;
-	*vlen = len - 1;
-	return 0;
-}
-
-struct keyrev *key_find(struct syncd *sd, const char *rel)
+struct syncd_key *syncd_key_find(struct syncd *sd, const char *rel)
 {
 	size_t i;
 
@@ -104,14 +49,14 @@ struct keyrev *key_find(struct syncd *sd, const char *rel)
 }
 
 /* Records rel at rev (lock held). */
-int key_note(struct syncd *sd, const char *rel, int64_t rev, bool present)
+int syncd_key_note(struct syncd *sd, const char *rel, int64_t rev, bool present)
 {
-	struct keyrev *k = key_find(sd, rel);
+	struct syncd_key *k = syncd_key_find(sd, rel);
 
 	if (!k) {
 		if (sd->nkeys == sd->capkeys) {
 			size_t cap = sd->capkeys ? 2 * sd->capkeys : 16;
-			struct keyrev *v = realloc(sd->keys, cap * sizeof(*v));
+			struct syncd_key *v = realloc(sd->keys, cap * sizeof(*v));
 
 			if (!v)
 				return -ENOMEM;
@@ -136,8 +81,8 @@ int key_note(struct syncd *sd, const char *rel, int64_t rev, bool present)
 
 /* The key of backend/arch/name (caller-owned), its relative part at
  * *rel. */
-char *key_of(struct syncd *sd, const char *backend, const char *arch,
-		    const char *name, const char **rel)
+char *syncd_key_of(struct syncd *sd, const char *backend, const char *arch,
+		   const char *name, const char **rel)
 {
 	char *k;
 
@@ -177,8 +122,8 @@ static int read_all(struct syncd *sd)
 		const struct override *o;
 		size_t len;
 
-		if (!key_split(rel, buf, sizeof(buf), &b, &a, &n) ||
-		    value_decode(kv->value, kv->value_len, &value, &len) < 0) {
+		if (!syncd_key_split(rel, buf, sizeof(buf), &b, &a, &n) ||
+		    syncd_value_decode(kv->value, kv->value_len, &value, &len) < 0) {
 			fprintf(stderr, "primus-envfs: --sync: ignoring %s: not an override "
 				"(docs/SYNC.md)\n", kv->key);
 			continue;
@@ -188,7 +133,7 @@ static int read_all(struct syncd *sd)
 		if (o && o->private)
 			continue;
 		if ((err = override_set_put(&fs->ov, b, a, n, value, len)) == 0)
-			err = key_note(sd, rel, kv->mod_revision, true);
+			err = syncd_key_note(sd, rel, kv->mod_revision, true);
 		changed = true;
 	}
 	if (err == 0 && changed && fs->state_path &&
@@ -232,7 +177,9 @@ int syncd_new(struct envfs *fs, const struct sync_opts *so, struct syncd **out)
 		goto out;
 	}
 	sd->member = st.member_id;
-	note_endpoint(sd, sd->cli);
+	syncd_note_endpoint(sd, sd->cli);
+	/* The watch starts where the first call went. */
+	memcpy(sd->endpoint, sd->commit_endpoint, sizeof(sd->endpoint));
 	err = -ENOMEM;
 	if (asprintf(&sd->prefix, "%s/runs/%s/overrides/", so->prefix, so->run) < 0) {
 		sd->prefix = NULL;
@@ -288,9 +235,9 @@ int syncd_start(struct syncd *sd)
 	/* sync-verify: the registration's thread. */
 	if ((err = sync_register_start(sd->reg)) < 0)
 		return err;
-	if ((err = -pthread_create(&sd->applier, NULL, apply_main, sd)) < 0)
+	if ((err = -pthread_create(&sd->applier, NULL, syncd_apply_main, sd)) < 0)
 		goto fail;
-	if ((err = -pthread_create(&sd->watcher, NULL, watch_main, sd)) < 0) {
+	if ((err = -pthread_create(&sd->watcher, NULL, syncd_watch_main, sd)) < 0) {
 		pthread_mutex_lock(&sd->lock);
 		sd->stop = true;
 		pthread_cond_broadcast(&sd->cond);
@@ -321,7 +268,7 @@ void syncd_stop(struct syncd *sd)
 
 void syncd_free(struct syncd *sd)
 {
-	struct item *it;
+	struct syncd_item *it;
 	size_t i;
 
 	if (!sd)

@@ -11,15 +11,15 @@ static int note_secret(struct syncd *sd, const char *backend, const char *arch,
 		       const char *name)
 {
 	const char *rel;
-	char *key = key_of(sd, backend, arch, name, &rel);
-	struct keyrev *k;
+	char *key = syncd_key_of(sd, backend, arch, name, &rel);
+	struct syncd_key *k;
 	int err = -ENOMEM;
 
 	if (!key)
 		return err;
 	pthread_mutex_lock(&sd->lock);
-	if (!(k = key_find(sd, rel)) && (err = key_note(sd, rel, 0, false)) == 0)
-		k = key_find(sd, rel);
+	if (!(k = syncd_key_find(sd, rel)) && (err = syncd_key_note(sd, rel, 0, false)) == 0)
+		k = syncd_key_find(sd, rel);
 	if (k) {
 		k->secret = true;
 		err = 0;
@@ -102,22 +102,13 @@ int syncd_commit(struct syncd *sd, const char *backend, const char *arch,
 			continue;
 		}
 		memset(op, 0, sizeof(*op));
-		if (!o) {
-			op->type = ETCD_OP_DELETE;
-		} else if (!o->value) {
-			op->type = ETCD_OP_PUT;
-			op->value = "-";
-			op->value_len = 1;
-		} else if ((vals[nops] = malloc(o->value_len + 1))) {
-			vals[nops][0] = '=';
-			memcpy(vals[nops] + 1, o->value, o->value_len);
-			op->type = ETCD_OP_PUT;
-			op->value = vals[nops];
-			op->value_len = o->value_len + 1;
-		}
+		op->type = o ? ETCD_OP_PUT : ETCD_OP_DELETE;
+		err = o ? syncd_value_encode(o->value, o->value_len, &vals[nops],
+					     &op->value_len) : 0;
+		op->value = vals[nops];
 		pthread_mutex_unlock(&fs->ov_lock);
-		if ((o && o->value && !vals[nops]) ||
-		    !(keys[nops] = key_of(sd, backend, arch, names[i], &rel[nops]))) {
+		if (err < 0 ||
+		    !(keys[nops] = syncd_key_of(sd, backend, arch, names[i], &rel[nops]))) {
 			err = -ENOMEM;
 			goto out;
 		}
@@ -132,7 +123,7 @@ int syncd_commit(struct syncd *sd, const char *backend, const char *arch,
 	 * compare it finds the key moved on and changes nothing. */
 	pthread_mutex_lock(&sd->lock);
 	for (i = 0; i < nops; i++) {
-		struct keyrev *k = key_find(sd, rel[i]);
+		struct syncd_key *k = syncd_key_find(sd, rel[i]);
 
 		base[i] = excl && i == 0 ? 0 : k && k->present ? k->rev : 0;
 	}
@@ -146,7 +137,7 @@ int syncd_commit(struct syncd *sd, const char *backend, const char *arch,
 			cmp[i] = (struct etcd_cmp){ .key = keys[i], .target = ETCD_MOD,
 						    .op = ETCD_EQ, .value = base[i] };
 		err = sd->api->txn(sd->cli, cmp, nops, ops, nops, NULL, 0, &res);
-		note_endpoint(sd, sd->cli);
+		syncd_note_endpoint(sd, sd->cli);
 		if (err < 0)
 			goto failed;
 		if (res.succeeded)
@@ -164,18 +155,18 @@ int syncd_commit(struct syncd *sd, const char *backend, const char *arch,
 		/* The last writer wins, as when writes race: again on what
 		 * etcd has, while the bound leaves room. */
 		if (attempt == 10 || elapsed_ms(&t0) > sd->so->timeout_ms / 2) {
-			set_error(sd, "commit", "the keys kept changing under concurrent writes");
+			syncd_set_error(sd, "commit", "the keys kept changing under concurrent writes");
 			err = -EIO;
 			goto out;
 		}
 	}
 	pthread_mutex_lock(&sd->lock);
 	for (i = 0; i < nops && err == 0; i++)
-		err = key_note(sd, rel[i], res.revision, ops[i].type == ETCD_OP_PUT);
+		err = syncd_key_note(sd, rel[i], res.revision, ops[i].type == ETCD_OP_PUT);
 	pthread_mutex_unlock(&sd->lock);
 	goto out;
 failed:
-	set_error(sd, "commit", sd->api->errmsg(sd->cli));
+	syncd_set_error(sd, "commit", sd->api->errmsg(sd->cli));
 	err = -EIO;
 out:
 	for (i = 0; i < 2; i++) {
@@ -190,13 +181,13 @@ void syncd_unshare(struct syncd *sd, const char *backend, const char *arch,
 		   const char *name)
 {
 	const char *rel;
-	char *key = key_of(sd, backend, arch, name, &rel);
-	struct keyrev *k;
+	char *key = syncd_key_of(sd, backend, arch, name, &rel);
+	struct syncd_key *k;
 
 	if (!key)
 		return;
 	pthread_mutex_lock(&sd->lock);
-	if ((k = key_find(sd, rel)) && k->rev > 0)
+	if ((k = syncd_key_find(sd, rel)) && k->rev > 0)
 		k->rev--;
 	pthread_mutex_unlock(&sd->lock);
 	free(key);

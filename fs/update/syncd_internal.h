@@ -9,10 +9,11 @@
 #include <time.h>
 
 #include "syncd.h"
+#include "syncd_value.h"
 
 /* The highest revision this node has of one key (relative to the
  * overrides' prefix), and whether the key exists there. */
-struct keyrev {
+struct syncd_key {
 	char *key;
 	int64_t rev;
 	bool present;
@@ -21,11 +22,11 @@ struct keyrev {
 };
 
 /* One change read from etcd, for the applier; or a marker. */
-enum item_kind { IT_CHANGE, IT_PROGRESS, IT_RESYNC_START, IT_RESYNC_END };
+enum syncd_item_kind { IT_CHANGE, IT_PROGRESS, IT_RESYNC_START, IT_RESYNC_END };
 
-struct item {
-	struct item *next;
-	enum item_kind kind;
+struct syncd_item {
+	struct syncd_item *next;
+	enum syncd_item_kind kind;
 	char *key;               /* relative; owned */
 	char *value;             /* owned; NULL: an unset */
 	size_t len;
@@ -52,15 +53,16 @@ struct syncd {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop;
-	struct item *head, **tail;
-	struct keyrev *keys;
+	struct syncd_item *head, **tail;
+	struct syncd_key *keys;
 	size_t nkeys, capkeys;
 	unsigned resync_gen;
 	bool connected;
 	int64_t seen_rev;                    /* the latest revision etcd told */
 	int64_t applied_rev;                 /* the latest the applier finished */
-	uint64_t member;
-	char endpoint[128];
+	uint64_t member;                     /* the watch's member */
+	char endpoint[128];                  /* the watch's endpoint */
+	char commit_endpoint[128];           /* the commits' */
 	char last_error[512];
 	struct timespec last_applied;
 	uint64_t nremote_applied, nresyncs;
@@ -70,27 +72,21 @@ struct syncd {
 };
 
 /* The last error, "what: msg", one line (status' sync_last_error). */
-void set_error(struct syncd *sd, const char *what, const char *msg);
-/* Notes the endpoint c uses now, for status. */
-void note_endpoint(struct syncd *sd, struct etcd_client *c);
-/* Splits rel "BACKEND/ARCH/NAME" into parts (in buf, size bytes); false
- * when it is not one of ours (a key written by hand). */
-bool key_split(const char *rel, char *buf, size_t size, char **b, char **a, char **n);
-/* An etcd value as an override (docs/SYNC.md): *value NULL for an unset.
- * -EPROTO when it is not one. *value borrows from v. */
-int value_decode(const char *v, size_t len, const char **value, size_t *vlen);
+void syncd_set_error(struct syncd *sd, const char *what, const char *msg);
+/* Notes the endpoint c (cli or wcli) uses now, for status. */
+void syncd_note_endpoint(struct syncd *sd, struct etcd_client *c);
 /* The revision this node has of rel (lock held), or NULL; borrowed. */
-struct keyrev *key_find(struct syncd *sd, const char *rel);
+struct syncd_key *syncd_key_find(struct syncd *sd, const char *rel);
 /* Records rel at rev, present or not, unless it has a newer one (lock
  * held). 0 or -ENOMEM. */
-int key_note(struct syncd *sd, const char *rel, int64_t rev, bool present);
+int syncd_key_note(struct syncd *sd, const char *rel, int64_t rev, bool present);
 /* The key of backend/arch/name (caller-owned, free()), its part after
  * the prefix at *rel. NULL: out of memory. */
-char *key_of(struct syncd *sd, const char *backend, const char *arch,
-	     const char *name, const char **rel);
+char *syncd_key_of(struct syncd *sd, const char *backend, const char *arch,
+		   const char *name, const char **rel);
 
 /* The threads (syncd_watch.c); arg is the syncd. */
-void *watch_main(void *arg);
-void *apply_main(void *arg);
+void *syncd_watch_main(void *arg);
+void *syncd_apply_main(void *arg);
 
 #endif

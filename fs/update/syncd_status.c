@@ -18,6 +18,7 @@ int syncd_status(struct syncd *sd, struct strbuf *out)
 	    (err = sb_addf(out, "sync_node: %s\n", sd->so->node)) < 0 ||
 	    (err = sb_addf(out, "sync_endpoint: %s\n", sd->endpoint)) < 0 ||
 	    (err = sb_addf(out, "sync_member: %016llx\n", (unsigned long long)sd->member)) < 0 ||
+	    (err = sb_addf(out, "sync_commit_endpoint: %s\n", sd->commit_endpoint)) < 0 ||
 	    (err = sb_addf(out, "sync_connected: %s\n", sd->connected ? "yes" : "no")) < 0 ||
 	    (err = sb_addf(out, "sync_revision: %lld\n", (long long)sd->applied_rev)) < 0 ||
 	    (err = sb_addf(out, "sync_lag: %lld\n",
@@ -35,10 +36,10 @@ int syncd_status(struct syncd *sd, struct strbuf *out)
 	for (i = 0; i < fs->ov.n && err == 0; i++) {
 		const struct override *o = &fs->ov.v[i];
 		char rel[1024];
-		struct keyrev *k;
+		struct syncd_key *k;
 
 		snprintf(rel, sizeof(rel), "%s/%s/%s", o->backend, o->arch, o->name);
-		k = key_find(sd, rel);
+		k = syncd_key_find(sd, rel);
 		if (!o->private && k && k->present && !k->secret) {
 			nremote++;
 			continue;
@@ -51,6 +52,8 @@ int syncd_status(struct syncd *sd, struct strbuf *out)
 	pthread_mutex_unlock(&fs->ov_lock);
 	if (err == 0)
 		err = sb_addf(out, "sync_overrides: local %zu remote %zu\n", nlocal, nremote);
+	/* The node's lease line is sync-verify's (fs/update/sync_register.c),
+	 * appended in lines of its own after this one. */
 out:
 	pthread_mutex_unlock(&sd->lock);
 	/* sync-verify: the lease and the record. */

@@ -12,7 +12,7 @@
 
 /* ---- the watch ------------------------------------------------------------ */
 
-static void queue_item(struct syncd *sd, struct item *it)
+static void queue_item(struct syncd *sd, struct syncd_item *it)
 {
 	it->next = NULL;
 	*sd->tail = it;
@@ -22,18 +22,18 @@ static void queue_item(struct syncd *sd, struct item *it)
 
 /* An event or a kv as an item (NULL: out of memory, or not one of ours,
  * which is noted). Lock not held. */
-static struct item *item_of(struct syncd *sd, const char *key, const char *v,
+static struct syncd_item *item_of(struct syncd *sd, const char *key, const char *v,
 			    size_t vlen, bool drop, int64_t rev)
 {
-	struct item *it;
+	struct syncd_item *it;
 	const char *value = NULL;
 	size_t len = 0;
 	char buf[1024], *b, *a, *n;
 
 	if (strncmp(key, sd->prefix, sd->prefix_len) ||
-	    !key_split(key + sd->prefix_len, buf, sizeof(buf), &b, &a, &n) ||
-	    (!drop && value_decode(v, vlen, &value, &len) < 0)) {
-		set_error(sd, "watch", "ignored a key that is not an override (docs/SYNC.md)");
+	    !syncd_key_split(key + sd->prefix_len, buf, sizeof(buf), &b, &a, &n) ||
+	    (!drop && syncd_value_decode(v, vlen, &value, &len) < 0)) {
+		syncd_set_error(sd, "watch", "ignored a key that is not an override (docs/SYNC.md)");
 		return NULL;
 	}
 	if (!(it = calloc(1, sizeof(*it))) || !(it->key = strdup(key + sd->prefix_len)) ||
@@ -41,7 +41,7 @@ static struct item *item_of(struct syncd *sd, const char *key, const char *v,
 		if (it)
 			free(it->key);
 		free(it);
-		set_error(sd, "watch", strerror(ENOMEM));
+		syncd_set_error(sd, "watch", strerror(ENOMEM));
 		return NULL;
 	}
 	it->kind = IT_CHANGE;
@@ -51,9 +51,9 @@ static struct item *item_of(struct syncd *sd, const char *key, const char *v,
 	return it;
 }
 
-static struct item *marker(enum item_kind kind, int64_t rev)
+static struct syncd_item *marker(enum syncd_item_kind kind, int64_t rev)
 {
-	struct item *it = calloc(1, sizeof(*it));
+	struct syncd_item *it = calloc(1, sizeof(*it));
 
 	if (it) {
 		it->kind = kind;
@@ -66,7 +66,7 @@ static struct item *marker(enum item_kind kind, int64_t rev)
 static int on_events(void *arg, int64_t revision, const struct etcd_event *ev, size_t n)
 {
 	struct syncd *sd = arg;
-	struct item *p;
+	struct syncd_item *p;
 	size_t i;
 
 	pthread_mutex_lock(&sd->lock);
@@ -95,7 +95,7 @@ static int on_events(void *arg, int64_t revision, const struct etcd_event *ev, s
 static int resync(struct syncd *sd, int64_t *rev)
 {
 	struct etcd_range r = { 0 };
-	struct item *p;
+	struct syncd_item *p;
 	size_t i;
 	int err;
 
@@ -132,16 +132,9 @@ out:
 /* Waits ms or until stopped; true when stopped. */
 static bool pause_ms(struct syncd *sd, unsigned ms)
 {
-	struct timespec ts;
+	struct timespec ts = reload_deadline_in((int)ms);
 	bool stop;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&sd->lock);
 	while (!sd->stop && pthread_cond_timedwait(&sd->cond, &sd->lock, &ts) == 0)
 		;
@@ -162,7 +155,7 @@ static bool stopping(struct syncd *sd)
 
 /* The watch thread: from the start-up read on, resumed after every
  * failure where it ended, re-read after a compaction. */
-void *watch_main(void *arg)
+void *syncd_watch_main(void *arg)
 {
 	struct syncd *sd = arg;
 	int64_t rev = sd->start_rev + 1;
@@ -178,7 +171,7 @@ void *watch_main(void *arg)
 			sd->member = st.member_id;
 			pthread_mutex_unlock(&sd->lock);
 		}
-		note_endpoint(sd, sd->wcli);
+		syncd_note_endpoint(sd, sd->wcli);
 		err = sd->api->watch(sd->wcli, sd->prefix, rev, on_events, sd, &end);
 		if (stopping(sd))
 			break;
@@ -190,11 +183,11 @@ void *watch_main(void *arg)
 		sd->connected = false;
 		pthread_mutex_unlock(&sd->lock);
 		if (err == -ESTALE) {
-			set_error(sd, "watch", "the history was compacted: read everything again");
+			syncd_set_error(sd, "watch", "the history was compacted: read everything again");
 			if ((err = resync(sd, &rev)) == 0)
 				continue;
 		}
-		set_error(sd, "watch", sd->api->errmsg(sd->wcli));
+		syncd_set_error(sd, "watch", sd->api->errmsg(sd->wcli));
 		if (pause_ms(sd, sd->api->backoff_ms(++failures)))
 			break;
 	}
@@ -204,23 +197,23 @@ void *watch_main(void *arg)
 /* ---- the applier ---------------------------------------------------------- */
 
 /* Applies one change (publish_lock held); the invalidations into l. */
-static void apply_change(struct syncd *sd, struct item *it, struct inval_list *l)
+static void apply_change(struct syncd *sd, struct syncd_item *it, struct inval_list *l)
 {
 	struct envfs *fs = sd->fs;
 	char buf[1024], *b, *a, *n;
 	const struct override *o;
-	struct keyrev *k;
+	struct syncd_key *k;
 	bool same, skip;
 	int err;
 
 	pthread_mutex_lock(&sd->lock);
-	k = key_find(sd, it->key);
+	k = syncd_key_find(sd, it->key);
 	/* The node's own echo, or older than what it has. */
 	skip = k && it->rev <= k->rev;
 	if (k && skip)
 		k->seen = sd->resync_gen;
 	pthread_mutex_unlock(&sd->lock);
-	if (skip || !key_split(it->key, buf, sizeof(buf), &b, &a, &n))
+	if (skip || !syncd_key_split(it->key, buf, sizeof(buf), &b, &a, &n))
 		return;
 	pthread_mutex_lock(&fs->ov_lock);
 	o = override_set_find(&fs->ov, b, a, n);
@@ -234,11 +227,11 @@ static void apply_change(struct syncd *sd, struct item *it, struct inval_list *l
 		char msg[1100];
 
 		snprintf(msg, sizeof(msg), "cannot apply %s: %s", it->key, strerror(-err));
-		set_error(sd, "apply", msg);
+		syncd_set_error(sd, "apply", msg);
 		return;
 	}
 	pthread_mutex_lock(&sd->lock);
-	if (key_note(sd, it->key, it->rev, !it->drop) < 0)
+	if (syncd_key_note(sd, it->key, it->rev, !it->drop) < 0)
 		snprintf(sd->last_error, sizeof(sd->last_error), "apply: %s", strerror(ENOMEM));
 	if (!skip && !same) {
 		sd->nremote_applied++;
@@ -254,7 +247,7 @@ static void apply_resync_end(struct syncd *sd, int64_t rev, struct inval_list *l
 	size_t i;
 
 	for (i = 0;; i++) {
-		struct item it = { .kind = IT_CHANGE, .drop = true, .rev = rev };
+		struct syncd_item it = { .kind = IT_CHANGE, .drop = true, .rev = rev };
 		char *key;
 
 		pthread_mutex_lock(&sd->lock);
@@ -272,7 +265,7 @@ static void apply_resync_end(struct syncd *sd, int64_t rev, struct inval_list *l
 	}
 }
 
-void *apply_main(void *arg)
+void *syncd_apply_main(void *arg)
 {
 	struct syncd *sd = arg;
 	struct envfs *fs = sd->fs;
@@ -280,7 +273,7 @@ void *apply_main(void *arg)
 	pthread_mutex_lock(&sd->lock);
 	for (;;) {
 		struct inval_list l = INVAL_LIST_INIT;
-		struct item *it;
+		struct syncd_item *it;
 
 		while (!sd->stop && !sd->head)
 			pthread_cond_wait(&sd->cond, &sd->lock);

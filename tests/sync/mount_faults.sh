@@ -111,6 +111,8 @@ etcd_stop "$st"
 writes "$st" 120 121 "$TMP/w4"
 check_bound "$TMP/w4"
 [ "$(grep -c ' ok ' "$TMP/w4")" = 2 ] || fail "node $st did not fail over: $(cat "$TMP/w4")"
+ce=$(node_status "$st" | sed -n 's/^sync_commit_endpoint: //p')
+[ -n "$ce" ] && [ "$ce" != "$(etcd_endpoint "$st")" ] || fail "node $st still writes to the stopped member: '$ce'"
 writes $(((st + 1) % 3)) 122 122 "$TMP/w5"
 grep -q ' ok ' "$TMP/w5" || fail "node $(((st + 1) % 3)) could not write: $(cat "$TMP/w5")"
 # Node st watched on the stopped member: its watch fails over too.

@@ -14,7 +14,7 @@
 # what is left; each daemon's stderr must hold nothing but the lines a
 # test allows (NODE_STDERR_ALLOW, an extended regex) and never a
 # sanitizer report.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 : "${ENVFS_BIN:?ENVFS_BIN must name the primus-envfs binary}"
 : "${ENVFS_FIXTURES:?ENVFS_FIXTURES must name tests/fixtures}"

@@ -121,12 +121,26 @@ for i in 0 1 2 3 4; do
 	grep -qx "sync_node: node$i" "$TMP/st.$i" || fail "node $i: no sync_node line"
 	grep -qx "sync_run: $RUN" "$TMP/st.$i" || fail "node $i: no sync_run line"
 	grep -Eq "^sync_endpoint: 127\.0\.0\.1:[0-9]+$" "$TMP/st.$i" || fail "node $i: no endpoint"
+	grep -Eq "^sync_commit_endpoint: 127\.0\.0\.1:[0-9]+$" "$TMP/st.$i" || fail "node $i: no commit endpoint"
 	grep -Eq "^sync_member: [0-9a-f]{16}$" "$TMP/st.$i" || fail "node $i: no member"
 	grep -qx "sync_last_error: none" "$TMP/st.$i" || fail "node $i: $(grep ^sync_last_error "$TMP/st.$i")"
 	grep -qx "sync_overrides: local 0 remote 3" "$TMP/st.$i" ||
 		fail "node $i: $(grep ^sync_overrides "$TMP/st.$i"), want local 0 remote 3"
 	srev=$(sed -n 's/^sync_revision: //p' "$TMP/st.$i")
 	[ "$srev" -le "$rev" ] && [ "$srev" -gt 0 ] || fail "node $i: sync_revision $srev, etcd at $rev"
+done
+
+# ---- keys written by hand: in the encoding, applied; else ignored ------------------
+ectl put "/primus-envfs/runs/$RUN/overrides/$DIR_BA/$V" "=by-hand" >/dev/null
+for i in 0 1 2 3 4; do node_wait_value "$i" $V by-hand; done
+ectl put "/primus-envfs/runs/$RUN/overrides/$DIR_BA/ENVFS_SYNC_BAD" "no-marker" >/dev/null
+ectl put "/primus-envfs/runs/$RUN/overrides/$DIR_BA/a/b" "=x" >/dev/null
+ectl put "/primus-envfs/runs/$RUN/overrides/$DIR_BA/$V" "=after" >/dev/null
+for i in 0 1 2 3 4; do
+	node_wait_value "$i" $V after
+	[ "$(node_read "$i" ENVFS_SYNC_BAD)" = "<absent>" ] || fail "node $i applied a key without the marker"
+	node_status "$i" | grep -qx "sync_last_error: watch: ignored a key that is not an override (docs/SYNC.md)" ||
+		fail "node $i: $(node_status "$i" | grep ^sync_last_error)"
 done
 for i in 0 1 2 3 4; do node_umount "$i"; done
 echo "ok"
