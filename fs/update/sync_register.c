@@ -200,11 +200,12 @@ static void *register_thread(void *arg)
 			next_renew = now_ms(CLOCK_MONOTONIC) + renew_ms;
 		}
 sleep:
-		if (r->stop || r->pending.n)
+		/* While a failure's retry is due, nothing runs before it (a
+		 * pending record or a renewal waits): never a busy loop. */
+		now = now_ms(CLOCK_MONOTONIC);
+		if (r->stop || (r->pending.n && now >= retry_at))
 			continue;
-		wait_until = retry_at > now_ms(CLOCK_MONOTONIC) ? retry_at : next_renew;
-		if (retry_at > now_ms(CLOCK_MONOTONIC) && next_renew < wait_until)
-			wait_until = next_renew;
+		wait_until = now < retry_at ? retry_at : next_renew;
 		/* The condition variable waits on CLOCK_REALTIME: convert. */
 		clock_gettime(CLOCK_REALTIME, &ts);
 		now = wait_until - now_ms(CLOCK_MONOTONIC);
