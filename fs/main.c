@@ -18,6 +18,7 @@ static const char usage[] =
 	"       primus-envfs check [INPUTS] [-b BACKEND] [-a ARCH] [--format text|json] [-q]\n"
 	"       primus-envfs exec [INPUTS] -b BACKEND -a ARCH [--force] [--] COMMAND [ARG...]\n"
 	"       primus-envfs list [INPUTS] [--format text|json]\n"
+	"       primus-envfs verify --sync etcd://HOST:PORT --nodes N [--wait S] [SYNC]\n"
 	"       primus-envfs --help | --version\n"
 	"\n"
 	"Mounts the resolved environment of every backend and arch as files, or,\n"
@@ -71,6 +72,7 @@ int main(int argc, char **argv)
 		{ "check", cmd_check },
 		{ "exec", cmd_exec },
 		{ "list", cmd_list },
+		{ "verify", cmd_verify },
 	};
 	size_t k;
 

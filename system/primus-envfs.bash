@@ -63,7 +63,7 @@ _primus_envfs()
 		w=${COMP_WORDS[i]}
 		if [[ -z $cmd ]]; then
 			case $w in
-			resolve | check | exec | list) cmd=$w ;;
+			resolve | check | exec | list | verify) cmd=$w ;;
 			esac
 		fi
 		# exec: after -- (or the command), complete the command's words
@@ -100,7 +100,8 @@ _primus_envfs()
 		esac
 		return
 		;;
-	--config | --inherit | --env-file | --state)
+	--config | --inherit | --env-file | --state | --sync-ca | --sync-cert | --sync-key | \
+		--sync-password-file)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
@@ -110,7 +111,8 @@ _primus_envfs()
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return
 		;;
-	--pass | --env | --extra-arch)
+	--pass | --env | --extra-arch | --sync | --run | --sync-prefix | --sync-user | \
+		--sync-node | --sync-timeout | --nodes | --wait)
 		return
 		;;
 	-o)
@@ -128,6 +130,9 @@ _primus_envfs()
 		check) COMPREPLY=($(compgen -W "$inputs -b --backend -a --arch --format --quiet" -- "$cur")) ;;
 		exec) COMPREPLY=($(compgen -W "$inputs -b --backend -a --arch --force --" -- "$cur")) ;;
 		list) COMPREPLY=($(compgen -W "$inputs --format" -- "$cur")) ;;
+		verify) COMPREPLY=($(compgen -W "--sync --run --nodes --wait -b --backend -a --arch
+			-q --quiet --sync-prefix --sync-ca --sync-cert --sync-key --sync-user
+			--sync-password-file --sync-timeout" -- "$cur")) ;;
 		*) COMPREPLY=($(compgen -W "$inputs -f -s -d --debug -o --version" -- "$cur")) ;;
 		esac
 		return
@@ -135,7 +140,7 @@ _primus_envfs()
 	if [[ -z $cmd ]]; then
 		# a command, or the mount point of a mount
 		compopt -o filenames 2>/dev/null
-		COMPREPLY=($(compgen -W "resolve check exec list" -- "$cur") $(compgen -d -- "$cur"))
+		COMPREPLY=($(compgen -W "resolve check exec list verify" -- "$cur") $(compgen -d -- "$cur"))
 		return
 	fi
 	if [[ $cmd == exec ]]; then

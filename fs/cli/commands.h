@@ -10,6 +10,9 @@ int cmd_resolve(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+/* The multi-node gate (cmd_verify.c): exit 0 equal, 1 a node differs, 2
+ * nodes missing, 3 etcd cannot be reached. */
+int cmd_verify(int argc, char **argv);
 /* The default command, primus-envfs [INPUTS] [-f] [-o OPTS] [SOURCE]
  * MOUNTPOINT; as_helper: called as mount.fuse.primus-envfs by mount(8),
  * with its calling convention (SOURCE MOUNTPOINT [-sfnv] [-o OPTS]). */

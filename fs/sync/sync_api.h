@@ -75,6 +75,8 @@ struct sync_opts {
 #define ETCD_REPLY_MAX (64u << 20)
 
 struct etcd_client;
+struct node_summary;         /* node_record.h */
+struct node_detail;
 
 struct etcd_opts {
 	unsigned attempt_ms;    /* one attempt on one endpoint (0: 1000) */
@@ -249,6 +251,17 @@ struct envfs_sync_api {
 	unsigned (*backoff_ms)(unsigned failures);
 
 	/* New entries go here, at the end (see the top of this file). */
+
+	/* sync-verify's (agreed: appended, no version change). The node
+	 * records' decoders (fs/sync/record.h), which need json-c: `verify`
+	 * reads the records through them. The types are node_record.h's
+	 * (resolver/engine/), compiled into both sides from the same header;
+	 * what they return is freed with node_summary_free() and
+	 * node_detail_free() (plain malloc). */
+	int (*decode_summary)(const char *p, size_t n, struct node_summary **out,
+	                      char *msg, size_t msglen);
+	int (*decode_detail)(const char *p, size_t n, struct node_detail **out,
+	                     char *msg, size_t msglen);
 };
 
 /* True when the module's table has member (it may be older). */

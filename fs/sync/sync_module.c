@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "etcd.h"
+#include "record.h"
 
 /* The table's open: the sync options as the client's. Attempts of at
  * most 1000 ms, or half the bound when that is less, so that a silent
@@ -59,6 +60,8 @@ static const struct envfs_sync_api api = {
 	.lease_ttl = etcd_lease_ttl,
 	.watch = etcd_watch,
 	.backoff_ms = etcd_backoff_ms,
+	.decode_summary = record_decode_summary,
+	.decode_detail = record_decode_detail,
 };
 
 const struct envfs_sync_api *envfs_sync_api(unsigned version);

@@ -13,6 +13,7 @@
 
 #include "statefile.h"
 #include "syncd_internal.h"
+#include "sync_register.h"
 
 void syncd_set_error(struct syncd *sd, const char *what, const char *msg)
 {
@@ -189,6 +190,14 @@ int syncd_new(struct envfs *fs, const struct sync_opts *so, struct syncd **out)
 		goto out;
 	if ((err = read_all(sd)) < 0)
 		goto out;
+	/* sync-verify: the registration, with a client of its own. */
+	{
+		struct etcd_client *rc;
+
+		if ((err = sd->api->dup(&rc, sd->cli)) < 0 ||
+		    (err = sync_register_new(sd->api, rc, so, &sd->reg)) < 0)
+			goto out;
+	}
 	*out = sd;
 	sd = NULL;
 out:
@@ -204,7 +213,17 @@ out:
  * own thread). sync-verify's calls go in lines of their own below. */
 void syncd_published(struct syncd *sd)
 {
-	(void)sd;
+	struct epoch *e;
+	int64_t rev;
+
+	if (!sd || !sd->reg)
+		return;
+	pthread_mutex_lock(&sd->lock);
+	rev = sd->applied_rev;
+	pthread_mutex_unlock(&sd->lock);
+	e = epoch_current(&sd->fs->state);
+	sync_register_publish(sd->reg, e, rev);
+	epoch_unref(e);
 }
 /* ==== end of NODE REGISTRATION ========================================== */
 
@@ -213,6 +232,9 @@ int syncd_start(struct syncd *sd)
 	int err;
 
 	syncd_published(sd);
+	/* sync-verify: the registration's thread. */
+	if ((err = sync_register_start(sd->reg)) < 0)
+		return err;
 	if ((err = -pthread_create(&sd->applier, NULL, syncd_apply_main, sd)) < 0)
 		goto fail;
 	if ((err = -pthread_create(&sd->watcher, NULL, syncd_watch_main, sd)) < 0) {
@@ -252,6 +274,8 @@ void syncd_free(struct syncd *sd)
 	if (!sd)
 		return;
 	syncd_stop(sd);
+	/* sync-verify: leaves the registry (revokes the lease). */
+	sync_register_free(sd->reg);
 	while ((it = sd->head)) {
 		sd->head = it->next;
 		free(it->key);

@@ -34,6 +34,8 @@ struct syncd_item {
 	int64_t rev;
 };
 
+struct sync_register;
+
 struct syncd {
 	struct envfs *fs;
 	const struct sync_opts *so;          /* borrowed from the mount's options */
@@ -64,6 +66,9 @@ struct syncd {
 	char last_error[512];
 	struct timespec last_applied;
 	uint64_t nremote_applied, nresyncs;
+
+	struct sync_register *reg;           /* sync-verify: the node's registry
+	                                        entry (sync_register.h) */
 };
 
 /* The last error, "what: msg", one line (status' sync_last_error). */

@@ -4,6 +4,7 @@
 
 #include "status.h"
 #include "syncd_internal.h"
+#include "sync_register.h"
 
 int syncd_status(struct syncd *sd, struct strbuf *out)
 {
@@ -55,5 +56,8 @@ int syncd_status(struct syncd *sd, struct strbuf *out)
 	 * appended in lines of its own after this one. */
 out:
 	pthread_mutex_unlock(&sd->lock);
+	/* sync-verify: the lease and the record. */
+	if (err == 0 && sd->reg)
+		err = sync_register_status(sd->reg, out);
 	return err;
 }

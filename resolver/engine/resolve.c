@@ -1859,6 +1859,29 @@ static int scrub_diags(struct sim *s, struct diag_list *l)
 	return 0;
 }
 
+/* The names the specs mark scope: node, in snap (sorted). A mark holds
+ * whatever the entry's arch; the runner's holds in a directory without
+ * the runner base too (--env NODE_RANK=i reaches every directory). Only
+ * what is exported can differ at launch. Marks are few: this walks the
+ * specs once rather than searching them per name. */
+static void mark_node_scoped(const struct sim *s, struct snapshot *snap)
+{
+	const struct spec *both[2] = { s->w->specs->runner, s->backend };
+	size_t j, k;
+
+	for (j = 0; j < 2; j++)
+		for (k = 0; both[j] && k < both[j]->nvars; k++) {
+			const struct spec_var *sv = &both[j]->vars[k];
+			/* snap is still ours to change: not published yet. */
+			struct snap_var *v = (sv->scope & SCOPE_NODE) ?
+				(struct snap_var *)snapshot_find(snap, sv->name, strlen(sv->name)) :
+				NULL;
+
+			if (v && v->exported)
+				v->node = true;
+		}
+}
+
 static int build_snapshot(struct sim *s, struct snapshot **out)
 {
 	struct snapshot *snap = calloc(1, sizeof(*snap));
@@ -1941,6 +1964,7 @@ static int build_snapshot(struct sim *s, struct snapshot **out)
 	}
 	snap->nvars = n;
 	qsort(snap->vars, n, sizeof(*snap->vars), name_cmp);
+	mark_node_scoped(s, snap);
 	if ((err = dir_notes(s, &snap->explain)) < 0)
 		goto out;
 	if ((err = diag_extend(&snap->diags, &s->w->diags)) < 0 ||

@@ -118,6 +118,9 @@ bool world_secret_declared(const struct world *w, const char *name);
 /* world_secret_declared() in the shape of a config_secrets callback; ctx
  * is the world. */
 bool world_name_secret(void *ctx, const char *name);
+/* True when a spec of w marks name `scope: node` (in any backend, as
+ * secrets: --env NODE_RANK=i reaches every directory). */
+bool world_node_scoped(const struct world *w, const char *name);
 /* True when the world knows backend/arch (a spec arch or --arch). */
 bool world_has_dir(const struct world *w, const char *backend, const char *arch);
 

@@ -35,6 +35,8 @@ struct snap_var {
 	bool set : 1;             /* has a file in the directory */
 	bool exported : 1;        /* in env_file/environ/env.sh/env.json */
 	bool secret : 1;
+	bool node : 1;            /* scope: node in a spec: differs per node
+	                             by design, left out of node_digest() */
 	bool is_flags : 1;        /* kind: flags */
 	bool view_name : 1;       /* named like a view: only reachable via views */
 	uint32_t nflags;

@@ -8,28 +8,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool spec_secret(const struct spec *s, const char *name)
+/* True when a spec of w, the runner or any backend, marks name m. */
+static bool world_marked(const struct world *w, const char *name, enum spec_mark m)
 {
-	size_t first, n = s ? spec_entries(s, name, &first) : 0, k;
+	size_t k;
 
-	for (k = 0; k < n; k++)
-		if (s->vars[s->by_name[first + k]].secret)
+	if (!w->specs)
+		return false;
+	if (spec_name_marked(w->specs->runner, name, m))
+		return true;
+	for (k = 0; k < w->specs->nbackends; k++)
+		if (spec_name_marked(w->specs->backends[k], name, m))
 			return true;
 	return false;
 }
 
 bool world_secret_declared(const struct world *w, const char *name)
 {
-	size_t k;
+	return world_marked(w, name, SPEC_MARK_SECRET);
+}
 
-	if (!w->specs)
-		return false;
-	if (spec_secret(w->specs->runner, name))
-		return true;
-	for (k = 0; k < w->specs->nbackends; k++)
-		if (spec_secret(w->specs->backends[k], name))
-			return true;
-	return false;
+bool world_node_scoped(const struct world *w, const char *name)
+{
+	return world_marked(w, name, SPEC_MARK_NODE);
 }
 
 /* The cli layer. A secret written inline (--env HF_TOKEN=...) is readable

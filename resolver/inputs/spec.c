@@ -271,8 +271,10 @@ static int take_scope(struct sctx *c, const struct ynode *n, unsigned *out)
 			*out |= SCOPE_BUILD;
 		else if (!strcmp(v[k], "test"))
 			*out |= SCOPE_TEST;
+		else if (!strcmp(v[k], "node"))
+			*out |= SCOPE_NODE;
 		else
-			bad(c, n, "scope '%s' is not runtime, build or test", v[k]);
+			bad(c, n, "scope '%s' is not runtime, build, test or node", v[k]);
 	}
 	free(v);
 	return 0;

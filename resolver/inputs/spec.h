@@ -23,7 +23,9 @@ enum vtype {
 	VT_LIST,       /* comma list; entries checked against values when given */
 };
 
-enum { SCOPE_RUNTIME = 1, SCOPE_BUILD = 2, SCOPE_TEST = 4 };
+/* SCOPE_NODE: the value differs per node by design (a rank, a detected
+ * interface); the node digest (node_digest.h) leaves the name out. */
+enum { SCOPE_RUNTIME = 1, SCOPE_BUILD = 2, SCOPE_TEST = 4, SCOPE_NODE = 8 };
 
 struct vtype_def {
 	enum vtype type;
@@ -190,6 +192,13 @@ size_t spec_entries(const struct spec *s, const char *name, size_t *first);
 /* Borrowed; NULL when name is not retired in s (s may be NULL). */
 const struct spec_retired *spec_retired_find(const struct spec *s, const char *name);
 bool spec_has_arch(const struct spec *s, const char *arch);
+/* What an entry says of its name whatever its arch and condition. */
+enum spec_mark {
+	SPEC_MARK_SECRET,         /* secret: true */
+	SPEC_MARK_NODE,           /* scope: node */
+};
+/* True when an entry of name in s says m. s may be NULL. */
+bool spec_name_marked(const struct spec *s, const char *name, enum spec_mark m);
 bool spec_var_applies_to_arch(const struct spec_var *v, const char *arch);
 
 #endif

@@ -337,6 +337,19 @@ bool spec_has_arch(const struct spec *s, const char *arch)
 	return false;
 }
 
+bool spec_name_marked(const struct spec *s, const char *name, enum spec_mark m)
+{
+	size_t first, n = s ? spec_entries(s, name, &first) : 0, k;
+
+	for (k = 0; k < n; k++) {
+		const struct spec_var *v = &s->vars[s->by_name[first + k]];
+
+		if (m == SPEC_MARK_SECRET ? v->secret : (v->scope & SCOPE_NODE) != 0)
+			return true;
+	}
+	return false;
+}
+
 bool spec_var_applies_to_arch(const struct spec_var *v, const char *arch)
 {
 	size_t k;

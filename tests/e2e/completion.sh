@@ -38,6 +38,9 @@ bash_complete "compose" primus-envfs resolve --format co
 bash_complete "json" primus-envfs check --format j
 bash_complete "--env --env-file" primus-envfs resolve --env
 bash_complete "--extra-arch" primus-envfs list --ext
+bash_complete "verify" primus-envfs veri
+bash_complete "--nodes" primus-envfs verify --sync etcd://n0:2379 --no
+bash_complete "maxtext" primus-envfs verify -b maxt
 # the specs of the line: a copy without torch_fl has no torch_fl
 cp -R "$ENVFS_SPECS" "$TMP/specs"
 rm "$TMP/specs/torch_fl.yaml"
@@ -88,7 +91,9 @@ ZSH_DIR="$ZSH_DIR" PATH="$TMP/bin:$PATH" timeout 60 zsh -f "$TMP/drive.zsh" "$TM
 	"primus-envfs resolve --host-root $HOST -b maxtext -a ho" \
 	'primus-envfs che' \
 	'primus-envfs resolve --format=comp' \
-	'primus-envfs list --ext' >/dev/null 2>&1 || true
+	'primus-envfs list --ext' \
+	'primus-envfs veri' \
+	'primus-envfs verify --nod' >/dev/null 2>&1 || true
 cat >"$TMP/zsh.want" <<EOF
 primus-envfs resolve -b maxtext 
 primus-envfs exec -b torch_fl -a cuda 
@@ -96,6 +101,8 @@ primus-envfs resolve --host-root $HOST -b maxtext -a host
 primus-envfs check 
 primus-envfs resolve --format=compose 
 primus-envfs list --extra-arch=
+primus-envfs verify 
+primus-envfs verify --nodes=
 EOF
 diff -u "$TMP/zsh.want" "$TMP/zsh.out" >&2 || fail "zsh completions differ"
 echo "ok: completion"

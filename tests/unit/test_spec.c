@@ -200,6 +200,72 @@ static void test_spec__yaml_syntax_error_has_its_place(void **state)
 	diag_list_release(&d);
 }
 
+/* scope: node marks a name whose value differs per node by design
+ * (verify leaves it out of the node digest); it combines with the other
+ * scopes, and a misspelled scope names the four. */
+static void test_spec__scope_node_combines_with_the_other_scopes(void **state)
+{
+	static const char yaml[] =
+		"backend: demo\n"
+		"variables:\n"
+		"  - name: RANKISH\n"
+		"    value: \"0\"\n"
+		"    scope: node\n"
+		"  - name: BOTH\n"
+		"    scope: [runtime, node]\n"
+		"  - name: PLAIN\n"
+		"    value: \"1\"\n"
+		"    scope: runtime\n"
+		"  - name: BAD\n"
+		"    scope: nodes\n";
+	struct diag_list d = DIAG_LIST_INIT;
+	struct spec *s = NULL;
+	const struct diag *e;
+
+	(void)state;
+	assert_int_equal(spec_load_buffer("demo.yaml", V(yaml), &s, &d), -EINVAL);
+	assert_non_null(s);
+	assert_int_equal(only_entry(s, "RANKISH")->scope, SCOPE_NODE);
+	assert_int_equal(only_entry(s, "BOTH")->scope, SCOPE_RUNTIME | SCOPE_NODE);
+	assert_int_equal(only_entry(s, "PLAIN")->scope, SCOPE_RUNTIME);
+	assert_true(spec_name_marked(s, "RANKISH", SPEC_MARK_NODE));
+	assert_true(spec_name_marked(s, "BOTH", SPEC_MARK_NODE));
+	assert_false(spec_name_marked(s, "PLAIN", SPEC_MARK_NODE));
+	assert_false(spec_name_marked(s, "ABSENT", SPEC_MARK_NODE));
+	assert_false(spec_name_marked(NULL, "RANKISH", SPEC_MARK_NODE));
+	assert_false(spec_name_marked(s, "RANKISH", SPEC_MARK_SECRET));
+	e = find(&d, "scope 'nodes' is not runtime, build, test or node");
+	assert_int_equal(e->line, 12);
+	assert_int_equal(diag_count(&d, DIAG_ERROR), 1);
+	spec_free(s);
+	diag_list_release(&d);
+}
+
+/* One entry of a name marks the name, whatever the entry's arch or
+ * condition: the scope says what the name is, not when it applies. */
+static void test_spec__scope_node_on_one_entry_marks_the_name(void **state)
+{
+	static const char yaml[] =
+		"backend: demo\n"
+		"arches: [gfx942, gfx950]\n"
+		"variables:\n"
+		"  - name: R\n"
+		"    value: \"0\"\n"
+		"  - name: R\n"
+		"    value: \"1\"\n"
+		"    arch: gfx950\n"
+		"    when: X == \"1\"\n"
+		"    scope: node\n";
+	struct diag_list d = DIAG_LIST_INIT;
+	struct spec *s = NULL;
+
+	(void)state;
+	assert_int_equal(spec_load_buffer("demo.yaml", V(yaml), &s, &d), 0);
+	assert_true(spec_name_marked(s, "R", SPEC_MARK_NODE));
+	spec_free(s);
+	diag_list_release(&d);
+}
+
 static void test_spec__free_of_null_is_a_no_op(void **state)
 {
 	(void)state;
@@ -215,6 +281,8 @@ int main(void)
 		cmocka_unit_test(test_spec__unknown_keys_are_errors_at_their_place),
 		cmocka_unit_test(test_spec__runner_and_backend_at_once_is_an_error),
 		cmocka_unit_test(test_spec__yaml_syntax_error_has_its_place),
+		cmocka_unit_test(test_spec__scope_node_combines_with_the_other_scopes),
+		cmocka_unit_test(test_spec__scope_node_on_one_entry_marks_the_name),
 		cmocka_unit_test(test_spec__free_of_null_is_a_no_op),
 	};
 

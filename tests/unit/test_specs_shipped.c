@@ -1,6 +1,8 @@
 /* The shipped specs (the specs directory, ENVFS_SPECS): they load without a
  * single diagnostic, name one file per backend after the backend, resolve
- * cleanly in every directory, and declare secrets without a value. */
+ * cleanly in every directory, declare secrets without a value, and mark
+ * what differs per node by design (scope: node) so that two nodes of one
+ * run have equal node digests. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "node_digest.h"
 #include "resolve.h"
 
 static const char *specs_dir(void)
@@ -115,6 +118,97 @@ static void test_specs_shipped__secrets_are_declarations(void **state)
 	diag_list_release(&d);
 }
 
+/* What differs per node by design is marked scope: node, every detected
+ * value among it; what is the same on every node of a run (the
+ * rendezvous, the sizes) is not, so verify still compares it. */
+static void test_specs_shipped__per_node_names_are_node_scoped(void **state)
+{
+	static const char *const node[] = { "NODE_RANK", "RANK", "LOCAL_RANK", "HOSTNAME",
+		"SLURM_NODEID", "SLURM_PROCID", "NCCL_IB_HCA", "IP_INTERFACE",
+		"NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME" };
+	static const char *const shared[] = { "MASTER_ADDR", "MASTER_PORT", "NNODES",
+		"GPUS_PER_NODE", "HIP_VISIBLE_DEVICES", "JAX_COORDINATOR_IP", "XLA_FLAGS",
+		"NCCL_IB_GID_INDEX" };
+	struct envfs_inputs in = { .specs_dir = specs_dir() };
+	struct world *w = NULL;
+	size_t k, j;
+
+	(void)state;
+	assert_int_equal(world_load(&in, &w), 0);
+	for (k = 0; k < sizeof(node) / sizeof(node[0]); k++)
+		if (!world_node_scoped(w, node[k]))
+			fail_msg("%s is not scope: node", node[k]);
+	for (k = 0; k < sizeof(shared) / sizeof(shared[0]); k++)
+		if (world_node_scoped(w, shared[k]))
+			fail_msg("%s is scope: node, but is the same on every node", shared[k]);
+	for (k = 0; k <= w->specs->nbackends; k++) {
+		const struct spec *s = k < w->specs->nbackends ? w->specs->backends[k] :
+				       w->specs->runner;
+
+		for (j = 0; j < s->nvars; j++)
+			if ((s->vars[j].detect || s->vars[j].detected) &&
+			    !world_node_scoped(w, s->vars[j].name))
+				fail_msg("%s: detected %s is not scope: node", s->file,
+					 s->vars[j].name);
+	}
+	world_free(w);
+}
+
+/* Two nodes of one run: another NODE_RANK, host name and rank from the
+ * launcher, another node's network (IP_INTERFACE and the socket
+ * interfaces derived from it): equal node digests in all 17 directories,
+ * while the environ digest of each differs. */
+static void test_specs_shipped__two_nodes_of_a_run_have_equal_node_digests(void **state)
+{
+	const char *fx = getenv("ENVFS_FIXTURES");
+	static const char *const env0[] = { "NODE_RANK=0", "NNODES=2", "HOSTNAME=n0",
+					    "LOCAL_RANK=0" };
+	static const char *const env1[] = { "NODE_RANK=1", "NNODES=2", "HOSTNAME=n1",
+					    "LOCAL_RANK=0" };
+	struct strbuf h0 = STRBUF_INIT, h1 = STRBUF_INIT;
+	struct envfs_inputs in0 = { .specs_dir = specs_dir(), .env = env0, .nenv = 4 };
+	struct envfs_inputs in1 = { .specs_dir = specs_dir(), .env = env1, .nenv = 4 };
+	struct world *w0 = NULL, *w1 = NULL;
+	struct resolution *r0 = NULL, *r1 = NULL;
+	uint8_t d0[SHA256_LEN], d1[SHA256_LEN];
+	size_t k;
+
+	(void)state;
+	assert_non_null(fx);
+	assert_int_equal(sb_addf(&h0, "%s/host/ipregex", fx), 0);
+	assert_int_equal(sb_addf(&h1, "%s/host/ipv6only", fx), 0);
+	in0.host_root = sb_str(&h0);
+	in1.host_root = sb_str(&h1);
+	assert_int_equal(world_load(&in0, &w0), 0);
+	assert_int_equal(world_load(&in1, &w1), 0);
+	assert_int_equal(resolve_all(w0, NULL, &r0), 0);
+	assert_int_equal(resolve_all(w1, NULL, &r1), 0);
+	assert_int_equal(r0->ndirs, 17);
+	assert_int_equal(r1->ndirs, 17);
+	for (k = 0; k < r0->ndirs; k++) {
+		const struct snap_var *a, *b;
+
+		assert_int_equal(node_digest(r0->dirs[k], d0), 0);
+		assert_int_equal(node_digest(r1->dirs[k], d1), 0);
+		if (memcmp(d0, d1, SHA256_LEN))
+			fail_msg("%s/%s: node digests differ", r0->dirs[k]->backend,
+				 r0->dirs[k]->arch);
+		a = snapshot_find(r0->dirs[k], "NODE_RANK", 9);
+		b = snapshot_find(r1->dirs[k], "NODE_RANK", 9);
+		assert_true(a && b && a->exported && b->exported);
+		assert_string_not_equal(a->value, b->value);
+	}
+	/* the probes did differ where the runner detects */
+	assert_string_not_equal(snapshot_find(r0->dirs[0], "IP_INTERFACE", 12)->value,
+				snapshot_find(r1->dirs[0], "IP_INTERFACE", 12)->value);
+	resolution_free(r0);
+	resolution_free(r1);
+	world_free(w0);
+	world_free(w1);
+	sb_release(&h0);
+	sb_release(&h1);
+}
+
 /* resolve -b BACKEND reads one backend's file: the same spec as when
  * every file is read. */
 static void test_specs_shipped__one_backend_load_is_the_full_load(void **state)
@@ -150,6 +244,8 @@ int main(void)
 		cmocka_unit_test(test_specs_shipped__load_without_a_diagnostic),
 		cmocka_unit_test(test_specs_shipped__every_directory_resolves_cleanly),
 		cmocka_unit_test(test_specs_shipped__secrets_are_declarations),
+		cmocka_unit_test(test_specs_shipped__per_node_names_are_node_scoped),
+		cmocka_unit_test(test_specs_shipped__two_nodes_of_a_run_have_equal_node_digests),
 		cmocka_unit_test(test_specs_shipped__one_backend_load_is_the_full_load),
 	};
 

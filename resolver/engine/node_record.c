@@ -1,0 +1,342 @@
+/* The record a node publishes for verify: the encoder, and what readers
+ * share; see node_record.h. */
+#include "node_record.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <nettle/base64.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "envfs_config.h"
+#include "json.h"
+#include "node_digest.h"
+#include "strbuf.h"
+#include "text.h"
+
+static const char hexd[] = "0123456789abcdef";
+
+static void setmsg(char *msg, size_t msglen, const char *fmt, const char *a)
+{
+	if (msglen)
+		snprintf(msg, msglen, fmt, a);
+}
+
+int node_name_check(const char *node, char *msg, size_t msglen)
+{
+	char why[96];
+	size_t k, n = node ? strlen(node) : 0;
+
+	if (!n) {
+		setmsg(msg, msglen, "%s", "the node name is empty");
+		return -EINVAL;
+	}
+	if (n > NODE_NAME_MAX) {
+		snprintf(why, sizeof(why), "the node name is %zu bytes long (at most %d)", n,
+			 NODE_NAME_MAX);
+		setmsg(msg, msglen, "%s", why);
+		return -EINVAL;
+	}
+	if (!strcmp(node, ".") || !strcmp(node, "..")) {
+		setmsg(msg, msglen, "the node name '%s' is not a name", node);
+		return -EINVAL;
+	}
+	for (k = 0; k < n; k++) {
+		unsigned char c = (unsigned char)node[k];
+
+		/* The name is a key segment: no '/', and only bytes that print
+		 * the same everywhere (a status line, a launch log). */
+		if (c <= 0x20 || c >= 0x7f || c == '/') {
+			snprintf(why, sizeof(why), "the node name has %s0x%02x at byte %zu "
+				 "(printable ASCII but '/' and space only)",
+				 c == '/' ? "'/' " : "", c, k + 1);
+			setmsg(msg, msglen, "%s", why);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int node_record_keys(const char *run_key, const char *node, char **summary_key,
+		     char **detail_prefix)
+{
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+
+	if (summary_key)
+		*summary_key = NULL;
+	if (detail_prefix)
+		*detail_prefix = NULL;
+	if ((summary_key && sb_addf(&a, "%s/nodes/%s", run_key, node) < 0) ||
+	    (detail_prefix && sb_addf(&b, "%s/node-dirs/%s/", run_key, node) < 0)) {
+		sb_release(&a);
+		sb_release(&b);
+		return -ENOMEM;
+	}
+	if (summary_key)
+		*summary_key = sb_detach(&a, NULL);
+	if (detail_prefix)
+		*detail_prefix = sb_detach(&b, NULL);
+	return 0;
+}
+
+static int add_hex(struct strbuf *sb, const uint8_t *p, size_t n)
+{
+	size_t k;
+	int err = 0;
+
+	for (k = 0; k < n && !err; k++) {
+		char two[2] = { hexd[p[k] >> 4], hexd[p[k] & 15] };
+
+		err = sb_add(sb, two, 2);
+	}
+	return err;
+}
+
+/* "key":"text" for valid UTF-8 (what a JSON reader gives back byte for
+ * byte), else "key_b64":"..." (any bytes); after a ',' unless first. */
+static int add_field(struct strbuf *sb, bool first, const char *key, const char *p, size_t n)
+{
+	const char *lead = first ? "" : ",";
+	char *b64;
+	int err;
+
+	if (utf8_valid(p, n)) {
+		if ((err = sb_addf(sb, "%s\"%s\":", lead, key)) < 0)
+			return err;
+		return json_add_string(sb, p, n);
+	}
+	if ((err = sb_addf(sb, "%s\"%s_b64\":\"", lead, key)) < 0)
+		return err;
+	if (!(b64 = malloc(BASE64_ENCODE_RAW_LENGTH(n) + 1)))
+		return -ENOMEM;
+	base64_encode_raw(b64, n, (const uint8_t *)p);
+	err = sb_add(sb, b64, BASE64_ENCODE_RAW_LENGTH(n));
+	free(b64);
+	return err < 0 ? err : sb_addc(sb, '"');
+}
+
+static int add_digest(struct strbuf *sb, const char *key, const uint8_t *d)
+{
+	int err;
+
+	if ((err = sb_addf(sb, ",\"%s\":\"", key)) < 0 || (err = add_hex(sb, d, SHA256_LEN)) < 0)
+		return err;
+	return sb_addc(sb, '"');
+}
+
+/* {"format":1,"node":... : the head both documents share. */
+static int add_head(struct strbuf *sb, const char *node)
+{
+	int err;
+
+	if ((err = sb_addf(sb, "{\"format\":%d", NODE_RECORD_FORMAT)) < 0)
+		return err;
+	return add_field(sb, false, "node", node, strlen(node));
+}
+
+/* One directory's detail. values: false leaves every value out (a detail
+ * that would be too big with them). Counts what the digest covers. */
+static int detail_render(const struct node_record_in *in, const struct snapshot *s,
+			 bool values, struct strbuf *sb, uint8_t digest[SHA256_LEN],
+			 uint32_t *nvars, uint32_t *nsecrets)
+{
+	struct sha256_stream h;
+	uint8_t vh[SHA256_LEN];
+	size_t k;
+	bool first = true;
+	int err;
+
+	*nvars = *nsecrets = 0;
+	if ((err = node_digest(s, digest)) < 0 || (err = add_head(sb, in->node)) < 0 ||
+	    (err = add_field(sb, false, "backend", s->backend, strlen(s->backend))) < 0 ||
+	    (err = add_field(sb, false, "arch", s->arch, strlen(s->arch))) < 0 ||
+	    (err = add_digest(sb, "digest", digest)) < 0 ||
+	    (err = sb_adds(sb, ",\"vars\":[")) < 0)
+		return err;
+	node_digest_init(&h);
+	for (k = 0; k < s->nvars; k++) {
+		const struct snap_var *v = &s->vars[k];
+
+		if (!node_digest_counts(v))
+			continue;
+		(*nvars)++;
+		if ((err = sb_adds(sb, first ? "{" : ",{")) < 0 ||
+		    (err = add_field(sb, true, "name", v->name, v->name_len)) < 0)
+			return err;
+		first = false;
+		if (v->secret) {
+			(*nsecrets)++;
+			node_digest_add(&h, v->name, v->name_len, NULL);
+			if ((err = sb_adds(sb, ",\"secret\":true}")) < 0)
+				return err;
+			continue;
+		}
+		sha256(v->value, v->value_len, vh);
+		node_digest_add(&h, v->name, v->name_len, vh);
+		if ((err = add_digest(sb, "hash", vh)) < 0 ||
+		    (err = sb_addf(sb, ",\"len\":%" PRIu32, v->value_len)) < 0)
+			return err;
+		if (values && v->value_len <= NODE_RECORD_VALUE_MAX &&
+		    (err = add_field(sb, false, "value", v->value, v->value_len)) < 0)
+			return err;
+		if ((err = sb_addc(sb, '}')) < 0)
+			return err;
+	}
+	node_digest_end(&h, vh);
+	/* One walk makes both: they cannot disagree, but say so if they do. */
+	if (memcmp(vh, digest, SHA256_LEN))
+		return -EPROTO;
+	return sb_adds(sb, "]}");
+}
+
+static int kv_set(struct node_record_kv *kv, char *key, struct strbuf *val)
+{
+	kv->key = key;
+	kv->value = sb_detach(val, &kv->value_len);
+	return kv->value ? 0 : -ENOMEM;
+}
+
+int node_record_build(const struct node_record_in *in, struct node_record_kvs *out,
+		      char *msg, size_t msglen)
+{
+	struct strbuf sum = STRBUF_INIT, det = STRBUF_INIT;
+	char *skey = NULL, *dprefix = NULL, *key = NULL;
+	uint8_t digest[SHA256_LEN];
+	uint32_t nvars, nsec;
+	size_t k;
+	int err;
+
+	out->v = NULL;
+	out->n = 0;
+	if (msglen)
+		msg[0] = '\0';
+	if (!in->run_key || !in->run_key[0] || in->run_key[strlen(in->run_key) - 1] == '/') {
+		setmsg(msg, msglen, "the run key '%s' is empty or ends in '/'",
+		       in->run_key ? in->run_key : "");
+		return -EINVAL;
+	}
+	if ((err = node_name_check(in->node, msg, msglen)) < 0)
+		return err;
+	err = -ENOMEM;
+	if (!(out->v = calloc(in->ndirs + 1, sizeof(*out->v))) ||
+	    node_record_keys(in->run_key, in->node, &skey, &dprefix) < 0)
+		goto out;
+	if (add_head(&sum, in->node) < 0 ||
+	    sb_addf(&sum, ",\"version\":\"%s\"", ENVFS_VERSION) < 0 ||
+	    (in->specs_digest && add_digest(&sum, "specs_digest", in->specs_digest) < 0) ||
+	    sb_addf(&sum, ",\"revision\":%" PRId64 ",\"when_ms\":%" PRId64 ",\"dirs\":[",
+		    in->revision, in->when_ms) < 0)
+		goto out;
+	for (k = 0; k < in->ndirs; k++) {
+		const struct snapshot *s = in->dirs[k];
+
+		sb_reset(&det);
+		if ((err = detail_render(in, s, true, &det, digest, &nvars, &nsec)) < 0)
+			goto out;
+		if (det.len > NODE_RECORD_KV_MAX) {
+			sb_reset(&det);
+			if ((err = detail_render(in, s, false, &det, digest, &nvars, &nsec)) < 0)
+				goto out;
+		}
+		if (det.len > NODE_RECORD_KV_MAX) {
+			setmsg(msg, msglen, "%s: too many variables to publish the node record",
+			       s->backend);
+			err = -EMSGSIZE;
+			goto out;
+		}
+		err = -ENOMEM;
+		if (!(key = malloc(strlen(dprefix) + strlen(s->backend) + strlen(s->arch) + 2)))
+			goto out;
+		sprintf(key, "%s%s/%s", dprefix, s->backend, s->arch);
+		if (kv_set(&out->v[out->n], key, &det) < 0)
+			goto out;
+		key = NULL;
+		out->n++;
+		if (sb_adds(&sum, k ? ",{" : "{") < 0 ||
+		    add_field(&sum, true, "backend", s->backend, strlen(s->backend)) < 0 ||
+		    add_field(&sum, false, "arch", s->arch, strlen(s->arch)) < 0 ||
+		    add_digest(&sum, "digest", digest) < 0 ||
+		    sb_addf(&sum, ",\"vars\":%" PRIu32 ",\"secrets\":%" PRIu32 "}", nvars, nsec) < 0)
+			goto out;
+	}
+	if (sb_adds(&sum, "]}") < 0)
+		goto out;
+	if (sum.len > NODE_RECORD_KV_MAX) {
+		setmsg(msg, msglen, "%s", "too many directories to publish the node record");
+		err = -EMSGSIZE;
+		goto out;
+	}
+	if (kv_set(&out->v[out->n], skey, &sum) < 0)
+		goto out;
+	skey = NULL;
+	out->n++;
+	err = 0;
+out:
+	free(key);
+	free(skey);
+	free(dprefix);
+	sb_release(&sum);
+	sb_release(&det);
+	return err;
+}
+
+void node_record_kvs_free(struct node_record_kvs *kvs)
+{
+	size_t k;
+
+	if (!kvs)
+		return;
+	for (k = 0; k < kvs->n; k++) {
+		free(kvs->v[k].key);
+		free(kvs->v[k].value);
+	}
+	free(kvs->v);
+	kvs->v = NULL;
+	kvs->n = 0;
+}
+
+void node_summary_free(struct node_summary *s)
+{
+	size_t k;
+
+	if (!s)
+		return;
+	for (k = 0; k < s->ndirs; k++) {
+		free(s->dirs[k].backend);
+		free(s->dirs[k].arch);
+	}
+	free(s->dirs);
+	free(s->node);
+	free(s->version);
+	free(s);
+}
+
+void node_detail_free(struct node_detail *d)
+{
+	size_t k;
+
+	if (!d)
+		return;
+	for (k = 0; k < d->nvars; k++) {
+		free(d->vars[k].name);
+		free(d->vars[k].value);
+	}
+	free(d->vars);
+	free(d->node);
+	free(d->backend);
+	free(d->arch);
+	free(d);
+}
+
+void node_detail_digest(const struct node_detail *d, uint8_t out[SHA256_LEN])
+{
+	struct sha256_stream h;
+	size_t k;
+
+	node_digest_init(&h);
+	for (k = 0; k < d->nvars; k++)
+		node_digest_add(&h, d->vars[k].name, d->vars[k].name_len,
+				d->vars[k].secret ? NULL : d->vars[k].hash);
+	node_digest_end(&h, out);
+}
