@@ -864,10 +864,11 @@ static int declare_specs(struct sim *s)
 	for (k = 0; !s->runner && s->w->specs->runner && k < s->w->specs->runner->nvars; k++) {
 		const struct spec_var *sv = &s->w->specs->runner->vars[k];
 
-		if (sv->secret && (err = var_of(s, sv->name, strlen(sv->name), &vi)) == 0)
-			s->v[vi].secret = true;
-		else if (sv->secret)
+		if (!sv->secret)
+			continue;
+		if ((err = var_of(s, sv->name, strlen(sv->name), &vi)) < 0)
 			return err;
+		s->v[vi].secret = true;
 	}
 	return 0;
 }
