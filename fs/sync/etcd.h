@@ -130,8 +130,10 @@ const char *etcd_endpoint(const struct etcd_client *c);
 
 /* Wakes the call running on c in another thread, which returns -EINTR
  * (a watch: at once; a unary call: within its current poll). Safe from
- * any thread and from a signal handler; the flag stays set until the next
- * call on c starts. */
+ * any thread and from a signal handler. It is for shutting down: the flag
+ * stays set, and every later call on c returns -EINTR too (clearing it at
+ * the next call would lose an interrupt that lands just before that call
+ * starts); go on with a new client. */
 void etcd_interrupt(struct etcd_client *c);
 
 /* What the client did so far (for status pages and tests). */
