@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "resolve.h"
 #include "snapshot.h"
 #include "syncd_internal.h"
 
@@ -91,8 +92,12 @@ int syncd_commit(struct syncd *sd, const char *backend, const char *arch,
 
 		pthread_mutex_lock(&fs->ov_lock);
 		o = override_set_find(&fs->ov, backend, arch, names[i]);
-		/* Secrets stay on the node: no value, no key, no hash. */
-		if ((v && v->secret) || (o && o->private)) {
+		/* Secrets stay on the node: no value, no key, no hash. A
+		 * name the specs declare secret counts whatever the new
+		 * snapshot says of it: after an rm it holds no value there,
+		 * and the unset it leaves must not take other nodes' own. */
+		if ((v && v->secret) || (o && o->private) ||
+		    world_secret_declared(fs->world, names[i])) {
 			pthread_mutex_unlock(&fs->ov_lock);
 			if ((err = note_secret(sd, backend, arch, names[i])) < 0)
 				goto out;

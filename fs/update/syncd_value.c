@@ -32,7 +32,9 @@ bool syncd_key_split(const char *rel, char *buf, size_t size, char **b, char **a
 	if (i != 2 || !env_name_valid(part[2], strlen(part[2])))
 		return false;
 	for (i = 0; i < 2; i++) {
-		if (!*part[i])
+		/* "." and ".." are no directory of the tree, and the state
+		 * file refuses them: a node that took one would not start. */
+		if (!*part[i] || !strcmp(part[i], ".") || !strcmp(part[i], ".."))
 			return false;
 		for (p = part[i]; *p; p++)
 			if (!dir_char(*p))

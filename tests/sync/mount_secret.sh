@@ -65,6 +65,19 @@ grep -qx "sync_overrides: local 1 remote 1" "$TMP/st.0" || fail "$(grep ^sync_ov
 node_status 1 >"$TMP/st.1"
 grep -qx "sync_overrides: local 0 remote 1" "$TMP/st.1" || fail "node 1: $(grep ^sync_overrides "$TMP/st.1")"
 ! grep -q "^sync_local" "$TMP/st.1" || fail "node 1 lists a local override: $(grep ^sync_local "$TMP/st.1")"
-for i in 0 1; do node_umount "$i"; done
+# An rm of a secret a lower layer sets (here --env, from each node's own
+# environment) is an unset override: node-local too. Sent, it would put
+# the secret's key in etcd and take every other node's token away.
+HF_TOKEN="$S1-n2" node_mount 2 --env HF_TOKEN
+HF_TOKEN="$S1-n3" node_mount 3 --env HF_TOKEN
+rm "$(node_dir 2)/HF_TOKEN" || fail "rm HF_TOKEN on node 2"
+[ "$(node_read 2 HF_TOKEN)" = "<absent>" ] || fail "node 2 still has HF_TOKEN"
+echo shared-3 >"$(node_dir 2)/ENVFS_PLAIN"
+node_wait_value 3 ENVFS_PLAIN shared-3
+[ "$(node_read 3 HF_TOKEN)" = "$S1-n3" ] || fail "node 2's rm of HF_TOKEN reached node 3"
+ectl get --prefix "" >"$TMP/all"
+! no_secret_entries "$TMP/all" | grep -Eq "HF_TOKEN" ||
+	fail "the rm of a secret put its key in etcd: $(no_secret_entries "$TMP/all" | grep HF_TOKEN)"
+for i in 0 1 2 3; do node_umount "$i"; done
 ! grep -qF -e "$S1" -e "$S2" "${NODE_ERR_FILES[@]}" "$TMP"/etcd.*.log || fail "a log holds a secret"
 echo "ok"

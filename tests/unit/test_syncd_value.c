@@ -32,6 +32,9 @@ static void key_split_refused(void **state)
 		"", "maxtext", "maxtext/gfx950", "maxtext/gfx950/", "/gfx950/X", "maxtext//X",
 		"maxtext/gfx950/X/Y", "maxtext/gfx950/1X", "maxtext/gfx950/X-Y", "maxtext/gfx950/X.Y",
 		"max text/gfx950/X", "maxtext/gfx950/X\n", "maxtext/gfx\xc3\xa9/X",
+		/* What the state file refuses as a directory name: a node that
+		 * took them could not start again on its own --state. */
+		"../gfx950/X", "./gfx950/X", "maxtext/../X", "maxtext/./X", "../../X",
 	};
 	char buf[64], *b = NULL, *a = NULL, *n = NULL;
 	size_t i;
