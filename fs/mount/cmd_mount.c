@@ -215,9 +215,12 @@ out:
 		fflush(NULL);
 		_exit(ret);
 	}
-	syncd_free(fs.sync);
+	/* Unmount first: leaving the registry may wait on etcd (bounded,
+	 * sync_register.c), and the mount point must not stay a mount of
+	 * a daemon that is going. */
 	if (mounted)
 		fuse_session_unmount(se);
+	syncd_free(fs.sync);
 	if (handlers)
 		fuse_remove_signal_handlers(se);
 	if (se)

@@ -136,6 +136,12 @@ const char *etcd_endpoint(const struct etcd_client *c);
  * starts); go on with a new client. */
 void etcd_interrupt(struct etcd_client *c);
 
+/* Narrows c's bound: every later call on c ends within total_ms (and one
+ * attempt within it). For calls that must not hold up a shutdown (the
+ * lease revoke of an unmount, with members that may not answer). Not
+ * while another thread runs a call on c. */
+void etcd_set_bound(struct etcd_client *c, unsigned total_ms);
+
 /* What the client did so far (for status pages and tests). */
 void etcd_stats(const struct etcd_client *c, struct etcd_stats *out);
 

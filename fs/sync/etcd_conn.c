@@ -254,6 +254,13 @@ const char *etcd_endpoint(const struct etcd_client *c)
 	return c->ep[c->cur].name;
 }
 
+void etcd_set_bound(struct etcd_client *c, unsigned total_ms)
+{
+	c->total_ms = total_ms ? total_ms : 1;
+	if (c->attempt_ms > c->total_ms)
+		c->attempt_ms = c->total_ms;
+}
+
 void etcd_interrupt(struct etcd_client *c)
 {
 	atomic_store(&c->intr, true);

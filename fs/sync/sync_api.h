@@ -262,6 +262,9 @@ struct envfs_sync_api {
 	                      char *msg, size_t msglen);
 	int (*decode_detail)(const char *p, size_t n, struct node_detail **out,
 	                     char *msg, size_t msglen);
+
+	/* etcd_set_bound(): a shorter bound for the calls of a shutdown. */
+	void (*set_bound)(struct etcd_client *c, unsigned total_ms);
 };
 
 /* True when the module's table has member (it may be older). */

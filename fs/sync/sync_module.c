@@ -62,6 +62,7 @@ static const struct envfs_sync_api api = {
 	.backoff_ms = etcd_backoff_ms,
 	.decode_summary = record_decode_summary,
 	.decode_detail = record_decode_detail,
+	.set_bound = etcd_set_bound,
 };
 
 const struct envfs_sync_api *envfs_sync_api(unsigned version);

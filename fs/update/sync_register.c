@@ -13,6 +13,9 @@
 #include "node_record.h"
 #include "spec_share.h"
 
+/* The revoke of an unmount waits at most this long (sync_register_free). */
+#define SYNC_REVOKE_MS 300u
+
 /* Puts of one record go in one txn (atomic: a reader never sees a summary
  * without its details) while they fit well under etcd's 1.5 MiB request
  * limit; a bigger record is put key by key, details first. */
@@ -328,6 +331,10 @@ void sync_register_free(struct sync_register *r)
 		 * interrupted one refuses every later call (etcd_conn.c
 		 * never clears the flag). */
 		if (r->lease && r->api->dup(&rc, r->cli) == 0) {
+			/* Bounded short: a SIGTERM ends the daemon within 2 s
+			 * even with no member answering, and a lease not
+			 * revoked still ends with its TTL. */
+			r->api->set_bound(rc, SYNC_REVOKE_MS);
 			r->api->lease_revoke(rc, r->lease);
 			r->api->close(rc);
 		}

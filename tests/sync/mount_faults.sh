@@ -172,4 +172,24 @@ final=${final#=}
 note "etcd's last value: $final"
 for i in 0 1 2 3; do node_wait_value "$i" ENVFS_RACE "$final" 10; done
 for i in 0 1 2 3; do node_umount "$i"; done
+
+# ---- SIGTERM while no member answers -------------------------------------------------
+# Every member SIGSTOPped (they accept connections and never answer): a
+# SIGTERM still ends the daemon and its mount within 2 s (issue 14), the
+# node's lease left to its TTL rather than waited on for --sync-timeout.
+node_mount 4
+m4=$(node_mnt 4)
+for i in 0 1 2; do etcd_stop "$i"; done
+sleep 0.3
+t0=$(now_ms)
+kill -TERM "${NODE_PID[4]}"
+rc=0
+wait "${NODE_PID[4]}" || rc=$?
+t=$(($(now_ms) - t0))
+NODE_PID[4]=""
+for i in 0 1 2; do etcd_cont "$i"; done
+note "SIGTERM with every member stopped: exit $rc after $t ms"
+[ "$rc" -eq 0 ] || fail "the daemon exited $rc on SIGTERM with etcd stopped"
+[ "$t" -le 2000 ] || fail "SIGTERM with etcd stopped took $t ms (bound 2000)"
+! mountpoint -q "$m4" || fail "$m4 is still mounted after the daemon's exit"
 echo "ok"
