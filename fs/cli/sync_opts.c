@@ -14,6 +14,9 @@
 /* A password file larger than this is not a password file. */
 #define PASSWORD_FILE_MAX 4096
 #define NAME_MAX_LEN 128
+/* A node name may be a whole host name (RFC 1035's 253); the node record
+ * (node_record.h) takes as much. */
+#define NODE_NAME_MAX 253
 
 const char *const sync_opt_names[SYNC_KEY_END - SYNC_KEY_SYNC] = {
 	"sync", "run", "sync_prefix", "sync_ca", "sync_cert", "sync_key", "sync_user",
@@ -76,11 +79,11 @@ static int set_one(char **slot, const char *s)
 
 /* A name that goes into an etcd key as one component: printable ASCII,
  * no '/', not "." or "..". */
-static bool name_ok(const char *s)
+static bool name_ok(const char *s, size_t max)
 {
 	size_t n = strlen(s);
 
-	if (!n || n > NAME_MAX_LEN || !strcmp(s, ".") || !strcmp(s, ".."))
+	if (!n || n > max || !strcmp(s, ".") || !strcmp(s, ".."))
 		return false;
 	for (; *s; s++)
 		if (*s <= ' ' || *s > '~' || *s == '/')
@@ -95,6 +98,13 @@ static int take_endpoints(struct sync_opts *so, const char *arg, bool dashed)
 
 	if (!*arg)
 		return bad(SYNC_KEY_SYNC, dashed, "expected etcd://HOST:PORT[,HOST:PORT...]");
+	/* user:password@ in a URL would sit in /proc/PID/cmdline for every
+	 * user to read, as --sync-password would: refused, the URL not
+	 * repeated. */
+	if (strchr(arg, '@'))
+		return bad(SYNC_KEY_SYNC, dashed, "refused: a user name or password in the URL; "
+			   "give --sync-user NAME with --sync-password-file FILE or "
+			   SYNC_PASSWORD_ENV);
 	if (so->endpoints && (sb_adds(&sb, so->endpoints) < 0 || sb_addc(&sb, ',') < 0))
 		goto nomem;
 	/* The client takes the list as given (etcd:// once, at its start). */
@@ -140,7 +150,8 @@ static int take_timeout(struct sync_opts *so, const char *arg, bool dashed)
 
 	errno = 0;
 	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || *arg == '-' || v < 100 || v > 600000)
+	/* strtoul skips leading blanks and takes a sign: digits only. */
+	if (*arg < '0' || *arg > '9' || errno || *end || v < 100 || v > 600000)
 		return bad(SYNC_KEY_TIMEOUT, dashed, "expected milliseconds from 100 to 600000");
 	so->timeout_ms = (unsigned)v;
 	return 0;
@@ -152,7 +163,7 @@ int sync_opts_take(struct sync_opts *so, int key, const char *arg, bool dashed)
 	case SYNC_KEY_SYNC:
 		return take_endpoints(so, arg, dashed);
 	case SYNC_KEY_RUN:
-		if (!name_ok(arg))
+		if (!name_ok(arg, NAME_MAX_LEN))
 			return bad(key, dashed, "'%s' is not a run name (1 to %d printable "
 				   "characters, no '/', no space)", arg, NAME_MAX_LEN);
 		return set_one(&so->run, arg);
@@ -177,9 +188,9 @@ int sync_opts_take(struct sync_opts *so, int key, const char *arg, bool dashed)
 	case SYNC_KEY_PASSWORD_FILE:
 		return set_one(&so->password_file, arg);
 	case SYNC_KEY_NODE:
-		if (!name_ok(arg))
+		if (!name_ok(arg, NODE_NAME_MAX))
 			return bad(key, dashed, "'%s' is not a node name (1 to %d printable "
-				   "characters, no '/', no space)", arg, NAME_MAX_LEN);
+				   "characters, no '/', no space)", arg, NODE_NAME_MAX);
 		return set_one(&so->node, arg);
 	case SYNC_KEY_TIMEOUT:
 		return take_timeout(so, arg, dashed);
@@ -328,7 +339,7 @@ int sync_opts_finish(struct sync_opts *so)
 				"in etcd; $SLURM_JOB_ID is not set)\n");
 			return -EINVAL;
 		}
-		if (!name_ok(job)) {
+		if (!name_ok(job, NAME_MAX_LEN)) {
 			fprintf(stderr, "primus-envfs: $SLURM_JOB_ID is not a run name: give "
 				"--run ID\n");
 			return -EINVAL;
@@ -337,7 +348,7 @@ int sync_opts_finish(struct sync_opts *so)
 			return err;
 	}
 	if (!so->node) {
-		if (gethostname(host, sizeof(host)) < 0 || (host[sizeof(host) - 1] = 0, !name_ok(host))) {
+		if (gethostname(host, sizeof(host)) < 0 || (host[sizeof(host) - 1] = 0, !name_ok(host, NODE_NAME_MAX))) {
 			fprintf(stderr, "primus-envfs: the host name is not a node name: give "
 				"--sync-node NAME\n");
 			return -EINVAL;

@@ -71,6 +71,13 @@ expect_refused 64 '^primus-envfs: -o sync_password: refused' \
 expect_refused 64 "^primus-envfs: --sync-user: a user name has no ':'" \
 	--sync "etcd://$EP" --run 1 --sync-user "app:$pw"
 ! grep -q "$pw" "$TMP/r.err" || fail "a message shows the password"
+expect_refused 64 "^primus-envfs: --sync: refused: a user name or password in the URL" \
+	--sync "http://app:$pw@$EP" --run 1
+! grep -q "$pw" "$TMP/r.err" || fail "a message shows the password of a URL"
+expect_refused 64 'milliseconds from 100' --sync "etcd://$EP" --run 1 --sync-timeout " 500"
+# A node name may be a whole host name (253 bytes), not one byte more.
+expect_refused 64 'is not a node name \(1 to 253' --sync "etcd://$EP" --run 1 \
+	--sync-node "$(printf 'n%.0s' $(seq 254))"
 expect_refused 64 '^primus-envfs: --run without --sync' --run 1
 expect_refused 64 '^primus-envfs: --sync-node without --sync' -o sync_node=n1
 expect_refused 64 'needs --run ID .*SLURM_JOB_ID is not set' --sync "etcd://$EP"
