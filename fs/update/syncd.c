@@ -13,6 +13,7 @@
 
 #include "statefile.h"
 #include "syncd_internal.h"
+#include "text.h"
 #include "sync_register.h"
 
 void syncd_set_error(struct syncd *sd, const char *what, const char *msg)
@@ -124,8 +125,15 @@ static int read_all(struct syncd *sd)
 
 		if (!syncd_key_split(rel, buf, sizeof(buf), &b, &a, &n) ||
 		    syncd_value_decode(kv->value, kv->value_len, &value, &len) < 0) {
-			fprintf(stderr, "primus-envfs: --sync: ignoring %s: not an override "
-				"(docs/SYNC.md)\n", kv->key);
+			struct strbuf q = STRBUF_INIT;
+
+			/* Quoted and escaped: a key is any bytes, and one
+			 * holding a newline or a terminal escape must not
+			 * forge log lines. */
+			if (text_quote(&q, kv->key, kv->key_len, 300) == 0)
+				fprintf(stderr, "primus-envfs: --sync: ignoring %s: not an override "
+					"(docs/SYNC.md)\n", sb_str(&q));
+			sb_release(&q);
 			continue;
 		}
 		o = override_set_find(&fs->ov, b, a, n);

@@ -143,4 +143,13 @@ for i in 0 1 2 3 4; do
 		fail "node $i: $(node_status "$i" | grep ^sync_last_error)"
 done
 for i in 0 1 2 3 4; do node_umount "$i"; done
+
+# A key that is no override, found at start: one line on stderr with the
+# key escaped, so a key holding a newline or a terminal escape cannot
+# forge log lines.
+ectl put "/primus-envfs/runs/$RUN/overrides/$DIR_BA/X"$'\n'"primus-envfs: forged"$'\e[1m' "=1" >/dev/null
+NODE_STDERR_ALLOW='^primus-envfs: --sync: ignoring "[^"]*": not an override '
+node_mount 5
+node_umount 5
+grep -q 'X\\nprimus-envfs: forged\\x1b' "$NODE_ERR" || fail "the ignored key is not said escaped: $(cat -A "$NODE_ERR")"
 echo "ok"
