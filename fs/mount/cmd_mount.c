@@ -146,9 +146,13 @@ int cmd_mount(int argc, char **argv, bool as_helper)
 		fprintf(stderr, "primus-envfs: %s\n", strerror(ENOMEM));
 		goto out;
 	}
-	if (load_state(&fs) < 0 || reloader_new(&fs, &fs.reloader) < 0 ||
-	    (mo.so.endpoints && syncd_new(&fs, &mo.so, &fs.sync) < 0) ||
-	    envfs_load_initial(&fs) < 0)
+	if (load_state(&fs) < 0 || reloader_new(&fs, &fs.reloader) < 0)
+		goto out;
+	if (mo.so.endpoints && (res = syncd_new(&fs, &mo.so, &fs.sync)) < 0) {
+		ret = res == -EINVAL ? CLI_EX_USAGE : 2;
+		goto out;
+	}
+	if (envfs_load_initial(&fs) < 0)
 		goto out;
 	state_ready = true;
 	inputs_warn_inline_secrets(&mo.ci, fs.world);

@@ -174,14 +174,20 @@ int syncd_new(struct envfs *fs, const struct sync_opts *so, struct syncd **out)
 	sd->fs = fs;
 	sd->so = so;
 	snprintf(sd->last_error, sizeof(sd->last_error), "none");
-	if ((err = sync_load(&sd->api, msg, sizeof(msg))) < 0 ||
-	    (err = sd->api->open(&sd->cli, so, msg, sizeof(msg))) < 0) {
+	if ((err = sync_load(&sd->api, msg, sizeof(msg))) < 0) {
+		fprintf(stderr, "primus-envfs: --sync: %s\n", msg);
+		err = err == -EINVAL ? -EIO : err;
+		goto out;
+	}
+	/* -EINVAL from open alone: the options are wrong (a usage error). */
+	if ((err = sd->api->open(&sd->cli, so, msg, sizeof(msg))) < 0) {
 		fprintf(stderr, "primus-envfs: --sync: %s\n", msg);
 		goto out;
 	}
 	if ((err = sd->api->connect(sd->cli, &st)) < 0) {
 		fprintf(stderr, "primus-envfs: --sync %s: %s\n", so->endpoints,
 			sd->api->errmsg(sd->cli));
+		err = err == -EINVAL ? -EIO : err;
 		goto out;
 	}
 	sd->member = st.member_id;

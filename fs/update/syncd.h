@@ -37,7 +37,9 @@ struct snapshot;
  * wins over --state's for every key etcd has, but a node's private
  * override stays), all within so->timeout_ms per call; call after
  * load_state and before the first load. On failure prints one line naming
- * what failed and returns a negative errno (the mount exits 2). *out is
+ * what failed and returns a negative errno: -EINVAL when the options are
+ * wrong (a malformed endpoint list: the mount exits 64, as verify does),
+ * else another (the mount exits 2). *out is
  * caller-owned: syncd_free(). */
 int syncd_new(struct envfs *fs, const struct sync_opts *so, struct syncd **out);
 /* Starts the watch and the applier (after daemonizing: threads do not

@@ -75,6 +75,10 @@ expect_refused 64 "^primus-envfs: --sync: refused: a user name or password in th
 	--sync "http://app:$pw@$EP" --run 1
 ! grep -q "$pw" "$TMP/r.err" || fail "a message shows the password of a URL"
 expect_refused 64 'milliseconds from 100' --sync "etcd://$EP" --run 1 --sync-timeout " 500"
+# A malformed endpoint list is a usage error, as for verify.
+for u in "etcd://" "etcd://nohost" "etcd://127.0.0.1:99999" "ftp://127.0.0.1:1" "etcd://,,,"; do
+	expect_refused 64 '^primus-envfs: --sync: etcd endpoints' --sync "$u" --run 1
+done
 # A node name may be a whole host name (253 bytes), not one byte more.
 expect_refused 64 'is not a node name \(1 to 253' --sync "etcd://$EP" --run 1 \
 	--sync-node "$(printf 'n%.0s' $(seq 254))"
