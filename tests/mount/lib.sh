@@ -54,24 +54,9 @@ note() {
 
 # Fails when a daemon's stderr holds a sanitizer report or any line the
 # test did not declare in ENVFS_STDERR_ALLOW.
+. "$(dirname "${BASH_SOURCE[0]}")/../daemon_stderr.sh"
 check_daemon_stderr() {
-	local f=$1 bad
-	[ -s "$f" ] || return 0
-	if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|AddressSanitizer|ThreadSanitizer' "$f"; then
-		cat "$f" >&2
-		echo "FAIL: sanitizer report in daemon stderr ($f)" >&2
-		return 1
-	fi
-	if [ -n "$ENVFS_STDERR_ALLOW" ]; then
-		bad=$(grep -vE "$ENVFS_STDERR_ALLOW" "$f" || true)
-	else
-		bad=$(cat "$f")
-	fi
-	if [ -n "$bad" ]; then
-		echo "FAIL: unexpected daemon stderr ($f):" >&2
-		echo "$bad" >&2
-		return 1
-	fi
+	stderr_check "$1" "${ENVFS_STDERR_ALLOW:-}"
 }
 
 cleanup() {

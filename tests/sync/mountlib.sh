@@ -39,24 +39,9 @@ node_dir() {
 	echo "$TMP/mnt.$1/env/${2:-$DIR_BA}"
 }
 
+. "$(dirname "${BASH_SOURCE[0]}")/../daemon_stderr.sh"
 node_check_stderr() {
-	local f=$1 bad
-	[ -s "$f" ] || return 0
-	if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|AddressSanitizer|ThreadSanitizer' "$f"; then
-		cat "$f" >&2
-		echo "FAIL: sanitizer report in daemon stderr ($f)" >&2
-		return 1
-	fi
-	if [ -n "$NODE_STDERR_ALLOW" ]; then
-		bad=$(grep -vE "$NODE_STDERR_ALLOW" "$f" || true)
-	else
-		bad=$(cat "$f")
-	fi
-	if [ -n "$bad" ]; then
-		echo "FAIL: unexpected daemon stderr ($f):" >&2
-		echo "$bad" >&2
-		return 1
-	fi
+	stderr_check "$1" "${NODE_STDERR_ALLOW:-}"
 }
 
 # Called by lib.sh's cleanup before it kills anything: unmount every node
