@@ -155,6 +155,9 @@ ectl() {
 	if [ "$ETCD_ROOT_AUTH" = 1 ]; then
 		a+=(--user="root:$ROOT_PW")
 	fi
+	if [ -n "${ECTL_EXEC:-}" ]; then
+		exec etcdctl "${a[@]}" "$@"
+	fi
 	etcdctl "${a[@]}" "$@"
 }
 

@@ -88,7 +88,9 @@ grep -q "/ENVFS_SYNC_B$" "$TMP/keys" || fail "no key for ENVFS_SYNC_B: $(cat "$T
 # The move is one revision: one key's creation and the other's deletion.
 ectl get "/primus-envfs/runs/$RUN/overrides/$DIR_BA/ENVFS_SYNC_B" -w json >"$TMP/b.json"
 mrev=$(sed -n 's/.*"mod_revision":\([0-9]*\).*/\1/p' "$TMP/b.json")
-ectl watch --rev="$mrev" --prefix "/primus-envfs/runs/$RUN/overrides/$DIR_BA/ENVFS_SYNC_" >"$TMP/w" 2>&1 &
+# In a subshell that execs etcdctl, so that the kill below reaches the
+# watch itself (a backgrounded function leaves etcdctl running).
+(ECTL_EXEC=1 ectl watch --rev="$mrev" --prefix "/primus-envfs/runs/$RUN/overrides/$DIR_BA/ENVFS_SYNC_" >"$TMP/w" 2>&1) &
 wpid=$!
 sleep 1
 kill "$wpid" 2>/dev/null || true
