@@ -348,7 +348,8 @@ int sync_opts_finish(struct sync_opts *so)
 			return err;
 	}
 	if (!so->node) {
-		if (gethostname(host, sizeof(host)) < 0 || (host[sizeof(host) - 1] = 0, !name_ok(host, NODE_NAME_MAX))) {
+		if (gethostname(host, sizeof(host)) < 0 ||
+		    (host[sizeof(host) - 1] = 0, !name_ok(host, NODE_NAME_MAX))) {
 			fprintf(stderr, "primus-envfs: the host name is not a node name: give "
 				"--sync-node NAME\n");
 			return -EINVAL;
