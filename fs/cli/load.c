@@ -83,6 +83,8 @@ int resolve_one(struct cli_args *a, struct snapshot **out)
 	/* One directory needs one backend's spec: the other backends' files
 	 * are not even read (`check` reads them all). */
 	a->ci.in.only_backend = a->backend;
+	/* Only explain shows a note: the catalog's docs are read for it alone. */
+	a->ci.in.no_docs = !a->report_only;
 	if ((loaded = load_world(&a->ci, false, &w)) < 0 && (!w || !w->specs)) {
 		if (w)
 			print_diags(&w->diags, DIAG_ERROR, NULL);

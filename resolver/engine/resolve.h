@@ -20,6 +20,8 @@
 struct envfs_inputs {
 	const char *specs_dir;         /* required */
 	const char *only_backend;      /* NULL: every spec file (spec_set_load_dir) */
+	bool no_docs;                  /* catalog.docs.yaml is not read: no
+	                                  note is shown (SPEC_LOAD_NO_DOCS) */
 	const char *config;            /* NULL: no config */
 	const char *const *inherit;    /* --inherit files, in order */
 	size_t ninherit;

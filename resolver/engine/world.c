@@ -200,9 +200,10 @@ static int load_specs(struct world *w, const struct envfs_inputs *in,
 	struct diag_list d = DIAG_LIST_INIT;
 	struct spec_set *set = NULL;
 	uint8_t digest[SHA256_LEN];
-	/* A set read for one backend (only_backend) is not the whole directory the
-	 * digest covers: never offered for sharing. */
-	bool have = share && !in->only_backend && specs_dir_digest(in->specs_dir, digest) == 0;
+	/* A set read for one backend (only_backend) or without its docs is not
+	 * the whole directory the digest covers: never offered for sharing. */
+	bool have = share && !in->only_backend && !in->no_docs &&
+		    specs_dir_digest(in->specs_dir, digest) == 0;
 	int err;
 
 	if (have && sh && sh->has_digest && !memcmp(sh->digest, digest, SHA256_LEN)) {
@@ -210,7 +211,8 @@ static int load_specs(struct world *w, const struct envfs_inputs *in,
 		w->specs = sh->set;
 		return diag_extend(&w->diags, &sh->diags);
 	}
-	err = spec_set_load_dir(in->specs_dir, in->only_backend, &set, &d);
+	err = spec_set_load_dir(in->specs_dir, in->only_backend,
+				in->no_docs ? SPEC_LOAD_NO_DOCS : 0, &set, &d);
 	if (err == 0 && (err = spec_share_new(set, &d, &sh)) == 0) {
 		sh->has_digest = have;
 		if (have)

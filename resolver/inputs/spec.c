@@ -57,6 +57,11 @@ static const char *const CATALOG_KEYS[] = { [CK_NAME] = "name", [CK_DEFAULT] = "
 	[CK_WHERE_SET] = "where_set", [CK_TYPE] = "type", [CK_MIN] = "min", [CK_MAX] = "max",
 	[CK_VALUES] = "values", [CK_INVALID] = "invalid", NULL };
 
+enum { DK_NAME, DK_DESCRIPTION, DK_WHERE_USED, DK_WHERE_SET };
+static const char *const DOCS_KEYS[] = { [DK_NAME] = "name",
+	[DK_DESCRIPTION] = "description", [DK_WHERE_USED] = "where_used",
+	[DK_WHERE_SET] = "where_set", NULL };
+
 enum { KEY_UNKNOWN = -1, KEY_REPEATED = -2 };
 
 /* The index of key in known when it is a known key seen for the first
@@ -910,6 +915,125 @@ int catalog_load_buffer(const char *name, const char *buf, size_t len,
 	if ((err = ydoc_load_buffer(name, buf, len, &doc, diags)) < 0)
 		return err;
 	return catalog_from_loaded(name, doc, out, nout, diags);
+}
+
+/* The documentation fields of one catalog.docs.yaml entry. */
+struct docs_fields {
+	const struct ynode *at;
+	char *name, *description, *where_used, *where_set;
+};
+
+static void take_docs_fields(struct sctx *c, const struct ynode *n, struct docs_fields *f)
+{
+	struct seen seen = { 0 };
+	size_t k;
+
+	memset(f, 0, sizeof(*f));
+	f->at = n;
+	if (n->kind != YN_MAP) {
+		bad(c, n, "a docs entry must be a mapping with at least name:");
+		return;
+	}
+	for (k = 0; k < n->npairs; k++) {
+		const struct ynode *key = n->pairs[k].key, *val = n->pairs[k].val;
+		int which = key_index(c, key, DOCS_KEYS, &seen);
+
+		if (which == KEY_REPEATED)
+			continue;
+		if (key->kind != YN_SCALAR)
+			bad(c, key, "keys must be strings");
+		else if (which == DK_NAME)
+			f->name = take_str(c, val, "name");
+		else if (which == DK_DESCRIPTION)
+			f->description = take_str(c, val, "description");
+		else if (which == DK_WHERE_USED)
+			f->where_used = take_str(c, val, "where_used");
+		else if (which == DK_WHERE_SET)
+			f->where_set = take_str(c, val, "where_set");
+		else
+			bad(c, key, "unknown field '%s' in a docs entry (known: name, description, "
+			    "where_set, where_used; a type belongs in catalog.yaml)", key->str);
+	}
+	if (!f->name && n->kind == YN_MAP)
+		bad(c, n, "a docs entry needs name:");
+}
+
+/* Puts f on its catalog entry, or says why it cannot go there. */
+static void attach_docs(struct sctx *c, const struct docs_fields *f, struct catalog_entry *cat,
+			size_t ncat, const char *catalog)
+{
+	struct catalog_entry key = { .name = f->name }, *e;
+
+	e = ncat ? bsearch(&key, cat, ncat, sizeof(*cat), catalog_cmp) : NULL;
+	if (!e) {
+		bad(c, f->at, "%s is not in the catalog (%s): a docs entry documents a catalog "
+		    "entry", f->name, catalog);
+		return;
+	}
+	if (e->docs_line) {
+		bad(c, f->at, "%s is documented twice (first at line %u)", f->name, e->docs_line);
+		return;
+	}
+	if (e->description || e->where_used || e->where_set) {
+		bad(c, f->at, "%s is also documented in %s: document it in one place", f->name,
+		    catalog);
+		return;
+	}
+	e->docs_line = f->at->line;
+	e->description = f->description;
+	e->where_used = f->where_used;
+	e->where_set = f->where_set;
+}
+
+/* Takes doc. */
+static int docs_from_loaded(const char *display, struct ydoc *doc, struct catalog_entry *cat,
+			    size_t ncat, const char *catalog, struct arena **text,
+			    struct diag_list *diags)
+{
+	struct sctx c = { display, diags, 0 };
+	const struct ynode *list;
+	size_t k;
+
+	if (!doc->root || doc->root->kind != YN_MAP || doc->root->npairs != 1 ||
+	    !(list = ymap_get(doc->root, "docs")) || list->kind != YN_SEQ) {
+		bad(&c, doc->root, "catalog docs are a mapping with one key, docs:, holding a list");
+		goto out;
+	}
+	for (k = 0; k < list->nitems; k++) {
+		struct docs_fields f;
+
+		take_docs_fields(&c, list->items[k], &f);
+		if (f.name)
+			attach_docs(&c, &f, cat, ncat, catalog);
+	}
+out:
+	*text = ydoc_take_text(doc);
+	ydoc_free(doc);
+	return c.errors ? -EINVAL : 0;
+}
+
+int catalog_docs_load_file(const char *path, const char *display, struct catalog_entry *cat,
+			   size_t ncat, const char *catalog, struct arena **text,
+			   struct diag_list *diags)
+{
+	struct ydoc *doc = NULL;
+	int err;
+
+	if ((err = ydoc_load_file(path, &doc, diags)) < 0)
+		return err;
+	return docs_from_loaded(display ? display : path, doc, cat, ncat, catalog, text, diags);
+}
+
+int catalog_docs_load_buffer(const char *name, const char *buf, size_t len,
+			     struct catalog_entry *cat, size_t ncat, const char *catalog,
+			     struct arena **text, struct diag_list *diags)
+{
+	struct ydoc *doc = NULL;
+	int err;
+
+	if ((err = ydoc_load_buffer(name, buf, len, &doc, diags)) < 0)
+		return err;
+	return docs_from_loaded(name, doc, cat, ncat, catalog, text, diags);
 }
 
 void catalog_free(struct catalog_entry *v, size_t n)

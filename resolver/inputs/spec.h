@@ -10,6 +10,8 @@
 #include "diag.h"
 #include "dialect.h"
 
+struct arena;
+
 enum spec_mode { SPEC_MODE_DEFAULT, SPEC_MODE_SET };
 enum spec_kind { SPEC_KIND_VALUE, SPEC_KIND_FLAGS };
 
@@ -132,14 +134,16 @@ struct spec {
 	struct arena *text;
 };
 
-/* One documented variable of the seeds' reference tables (catalog.yaml). */
+/* One documented variable of the seeds' reference tables (catalog.yaml,
+ * its documentation from catalog.docs.yaml or from catalog.yaml itself). */
 struct catalog_entry {
 	char *name;
 	struct vtype_def type;
 	char *def;                /* documented default, text */
-	char *description;
+	char *description;        /* NULL when the docs were not read */
 	char *where_used;
 	char *where_set;
+	unsigned docs_line;       /* its entry in catalog.docs.yaml, or 0 */
 };
 
 struct spec_set {
@@ -149,18 +153,30 @@ struct spec_set {
 	size_t nbackends;
 	struct catalog_entry *catalog;  /* sorted by name */
 	size_t ncatalog;
+	bool has_catalog;         /* the directory has a catalog.yaml */
+	struct arena *docs_text;  /* catalog.docs.yaml's strings, or NULL */
+};
+
+/* What spec_set_load_dir() may leave out. */
+enum {
+	/* catalog.docs.yaml: descriptions (the note of explain and
+	 * user.primus.note), where_set and where_used, a third of all the
+	 * YAML a resolve would read, for a view that shows none of them. */
+	SPEC_LOAD_NO_DOCS = 1,
 };
 
 /* Loads every *.yaml of dir: base.yaml (the runner), catalog.yaml (the
- * variable catalog) and one file per backend. With only (resolve and exec,
- * which need one backend), a dir holding <only>.yaml has just that file,
- * base.yaml and catalog.yaml read, unless <only>.yaml turns out to declare
- * another backend; NULL reads everything (check, the mount). Schema errors
- * are error diagnostics with file:line:col; returns -EINVAL when any error
- * was found, or a negative errno when dir cannot be read. *out is
- * caller-owned, freed with spec_set_free(), and is set only on success. */
-int spec_set_load_dir(const char *dir, const char *only, struct spec_set **out,
-		      struct diag_list *diags);
+ * variable catalog), catalog.docs.yaml (its documentation) and one file
+ * per backend. With only (resolve and exec, which need one backend), a dir
+ * holding <only>.yaml has just that file, base.yaml and the catalog read,
+ * unless <only>.yaml turns out to declare another backend; NULL reads
+ * everything (check, the mount). flags: SPEC_LOAD_* (0: everything).
+ * Schema errors are error diagnostics with file:line:col; returns -EINVAL
+ * when any error was found, or a negative errno when dir cannot be read.
+ * *out is caller-owned, freed with spec_set_free(), and is set only on
+ * success. */
+int spec_set_load_dir(const char *dir, const char *only, unsigned flags,
+		      struct spec_set **out, struct diag_list *diags);
 /* The sorted *.yaml names of dir that spec_set_load_dir() reads (hidden
  * files left out). An unreadable dir adds an error to diags (may be NULL)
  * and returns the negative errno. *out and each name are caller-owned
@@ -181,6 +197,19 @@ int catalog_load_file(const char *path, const char *display,
 int catalog_load_buffer(const char *name, const char *buf, size_t len,
 			struct catalog_entry **out, size_t *nout, struct diag_list *diags);
 void catalog_free(struct catalog_entry *v, size_t n);
+/* Gives the entries of cat[0..ncat) (sorted, as catalog_load_file() left
+ * them) their description, where_set and where_used from
+ * catalog.docs.yaml. They point into the docs' strings: *text is
+ * caller-owned (arena_free()), outlives cat's use of them, and is set
+ * whenever the file parsed, errors or not. An entry naming no catalog
+ * entry, or one documented twice (here, or here and in catalog.yaml,
+ * whose display name is catalog), is an error. */
+int catalog_docs_load_file(const char *path, const char *display, struct catalog_entry *cat,
+			   size_t ncat, const char *catalog, struct arena **text,
+			   struct diag_list *diags);
+int catalog_docs_load_buffer(const char *name, const char *buf, size_t len,
+			     struct catalog_entry *cat, size_t ncat, const char *catalog,
+			     struct arena **text, struct diag_list *diags);
 void spec_set_free(struct spec_set *set);
 
 /* Borrowed lookups; NULL when absent. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "yaml_tree.h"
 
 static int name_cmp(const void *a, const void *b)
@@ -115,15 +116,24 @@ static int check_set(struct spec_set *set, struct diag_list *diags)
 	return errors ? -EINVAL : 0;
 }
 
+#define DOCS_FILE "catalog.docs.yaml"
+
+/* True for the files that are not a backend's: the runner base and the
+ * catalog with its docs. */
+static bool shared_file(const char *name)
+{
+	return !strcmp(name, "base.yaml") || !strcmp(name, "catalog.yaml") ||
+	       !strcmp(name, DOCS_FILE);
+}
+
 /* The name of only's own file when dir has one that a load for that
- * backend alone may keep (with base.yaml and catalog.yaml), or NULL. */
+ * backend alone may keep (with the shared files), or NULL. */
 static const char *own_file(char **names, size_t n, const char *only, struct strbuf *want)
 {
 	size_t k;
 
 	sb_reset(want);
-	if (!only || sb_addf(want, "%s.yaml", only) < 0 ||
-	    !strcmp(sb_str(want), "base.yaml") || !strcmp(sb_str(want), "catalog.yaml"))
+	if (!only || sb_addf(want, "%s.yaml", only) < 0 || shared_file(sb_str(want)))
 		return NULL;
 	for (k = 0; k < n; k++)
 		if (!strcmp(names[k], sb_str(want)))
@@ -183,8 +193,37 @@ out:
 	return found;
 }
 
-int spec_set_load_dir(const char *dir, const char *only, struct spec_set **out,
-		      struct diag_list *diags)
+/* Reads dir's catalog.docs.yaml into set's catalog; 1 when it found an
+ * error, 0 when not (or when there is no catalog to document: a missing
+ * catalog.yaml is reported here, a broken one was already), or -ENOMEM. */
+static int load_docs(struct spec_set *set, const char *dir, struct strbuf *path,
+		     struct strbuf *disp, struct diag_list *diags)
+{
+	struct strbuf cat = STRBUF_INIT;
+	int err;
+
+	sb_reset(path);
+	if ((err = sb_addf(path, "%s/%s", dir, DOCS_FILE)) < 0 ||
+	    (err = display_name(dir, DOCS_FILE, disp)) < 0 ||
+	    (err = display_name(dir, "catalog.yaml", &cat)) < 0)
+		goto out;
+	if (!set->catalog) {
+		if (!set->has_catalog)
+			err = diag_add(diags, DIAG_ERROR, sb_str(disp), 0, 0,
+				       "documents a catalog, but the spec directory has no "
+				       "catalog.yaml") < 0 ? -ENOMEM : 1;
+		goto out;
+	}
+	err = catalog_docs_load_file(sb_str(path), sb_str(disp), set->catalog, set->ncatalog,
+				     sb_str(&cat), &set->docs_text, diags);
+	err = err == -ENOMEM ? err : err < 0;
+out:
+	sb_release(&cat);
+	return err;
+}
+
+int spec_set_load_dir(const char *dir, const char *only, unsigned flags,
+		      struct spec_set **out, struct diag_list *diags)
 {
 	struct strbuf path = STRBUF_INIT, disp = STRBUF_INIT, want = STRBUF_INIT;
 	size_t ndiags = diags->n;
@@ -192,6 +231,7 @@ int spec_set_load_dir(const char *dir, const char *only, struct spec_set **out,
 	struct spec_set *set = NULL;
 	char **names = NULL;
 	size_t n = 0, k;
+	bool docs = false;
 	int err, bad = 0;
 
 	if ((err = spec_dir_list(dir, &names, &n, diags)) < 0)
@@ -200,8 +240,8 @@ int spec_set_load_dir(const char *dir, const char *only, struct spec_set **out,
 	/* Another file declaring the same backend is an error of the whole
 	 * directory: read everything, so it is reported as check reports it. */
 	for (k = 0; keep && k < n; k++)
-		if (strcmp(names[k], keep) && strcmp(names[k], "base.yaml") &&
-		    strcmp(names[k], "catalog.yaml") && declares(dir, names[k], only))
+		if (strcmp(names[k], keep) && !shared_file(names[k]) &&
+		    declares(dir, names[k], only))
 			keep = NULL;
 	err = -ENOMEM;
 	if (!(set = calloc(1, sizeof(*set))) || !(set->dir = xstrdup(dir)) ||
@@ -211,13 +251,18 @@ int spec_set_load_dir(const char *dir, const char *only, struct spec_set **out,
 		struct spec *s = NULL;
 
 		sb_reset(&path);
-		if (keep && strcmp(names[k], keep) && strcmp(names[k], "base.yaml") &&
-		    strcmp(names[k], "catalog.yaml"))
+		if (keep && strcmp(names[k], keep) && !shared_file(names[k]))
 			continue;
+		/* After the loop: it documents the catalog, which must be read first. */
+		if (!strcmp(names[k], DOCS_FILE)) {
+			docs = !(flags & SPEC_LOAD_NO_DOCS);
+			continue;
+		}
 		if ((err = sb_addf(&path, "%s/%s", dir, names[k])) < 0 ||
 		    (err = display_name(dir, names[k], &disp)) < 0)
 			goto out;
 		if (!strcmp(names[k], "catalog.yaml")) {
+			set->has_catalog = true;
 			err = catalog_load_file(sb_str(&path), sb_str(&disp), &set->catalog,
 					       &set->ncatalog, diags);
 			if (err == -ENOMEM)
@@ -246,6 +291,11 @@ int spec_set_load_dir(const char *dir, const char *only, struct spec_set **out,
 			set->backends[set->nbackends++] = s;
 		}
 	}
+	if (docs && (err = load_docs(set, dir, &path, &disp, diags)) != 0) {
+		if (err < 0)
+			goto out;
+		bad = 1;
+	}
 	if (!set->nbackends && !bad) {
 		diag_add(diags, DIAG_ERROR, dir, 0, 0, "no backend specs (*.yaml) in this directory");
 		bad = 1;
@@ -257,7 +307,7 @@ int spec_set_load_dir(const char *dir, const char *only, struct spec_set **out,
 	 * anywhere, so read every file after all. */
 	if (keep && !bad && !spec_set_backend(set, only)) {
 		diag_truncate(diags, ndiags);
-		err = spec_set_load_dir(dir, NULL, out, diags);
+		err = spec_set_load_dir(dir, NULL, flags, out, diags);
 		goto out;
 	}
 	err = bad ? -EINVAL : 0;
@@ -287,6 +337,7 @@ void spec_set_free(struct spec_set *set)
 		spec_free(set->backends[k]);
 	free(set->backends);
 	catalog_free(set->catalog, set->ncatalog);
+	arena_free(set->docs_text);
 	free(set->dir);
 	free(set);
 }

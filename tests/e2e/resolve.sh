@@ -154,7 +154,7 @@ assert ef == want, "env_file differs from environ"
 EOF
 for spec in "$ENVFS_SPECS"/*.yaml; do
 	b=$(basename "$spec" .yaml)
-	case $b in base | catalog) continue ;; esac
+	case $b in base | catalog | catalog.docs) continue ;; esac
 	case $b in
 	torch_fl) arches="cuda ppu metax ascend tsingmicro dcu gcu musa bpu" ;;
 	*) arches="gfx942 gfx950" ;;
@@ -210,6 +210,36 @@ rc=0
 onnode "$ENVFS_BIN" check --specs "$TMP/sel/broken" >/dev/null 2>"$TMP/err" || rc=$?
 [ "$rc" -eq 2 ] && grep -q "torch_fl.yaml:3" "$TMP/err" ||
 	fail "check missed the broken torch_fl.yaml (exit $rc): $(cat "$TMP/err")"
+# The catalog's documentation (catalog.docs.yaml) is read only where it is
+# shown: a broken one does not change a resolve of a view without notes,
+# while explain, which shows them, and check report it at its line.
+mkdir -p "$TMP/sel/docs"
+cp "$ENVFS_SPECS"/*.yaml "$TMP/sel/docs/"
+printf 'docs:\n  - name: MASTER_PORT\n    description: [\n' >"$TMP/sel/docs/catalog.docs.yaml"
+for fmt in env_file environ sh json compose digest; do
+	run "$TMP/want" "$TMP/err" onnode "$ENVFS_BIN" resolve -b maxtext -a gfx950 --format "$fmt"
+	run "$TMP/out" "$TMP/err" onnode "$ENVFS_BIN" resolve --specs "$TMP/sel/docs" -b maxtext \
+		-a gfx950 --format "$fmt"
+	[ "$rc" -eq 0 ] && cmp -s "$TMP/out" "$TMP/want" ||
+		fail "a broken catalog.docs.yaml changed resolve --format $fmt (exit $rc)"
+	[ ! -s "$TMP/err" ] || fail "resolve --format $fmt read catalog.docs.yaml: $(cat "$TMP/err")"
+done
+for cmd in "resolve -b maxtext -a gfx950 --format explain" check; do
+	rc=0
+	# shellcheck disable=SC2086 # cmd is words
+	onnode "$ENVFS_BIN" $cmd --specs "$TMP/sel/docs" >/dev/null 2>"$TMP/err" || rc=$?
+	[ "$rc" -eq 2 ] && grep -q "catalog.docs.yaml:4" "$TMP/err" ||
+		fail "$cmd missed the broken catalog.docs.yaml (exit $rc): $(cat "$TMP/err")"
+done
+# Docs without the catalog they document are an error of the directory.
+rm -rf "$TMP/sel/nocat"
+mkdir -p "$TMP/sel/nocat"
+cp "$ENVFS_SPECS"/*.yaml "$TMP/sel/nocat/"
+rm "$TMP/sel/nocat/catalog.yaml"
+rc=0
+onnode "$ENVFS_BIN" check --specs "$TMP/sel/nocat" >/dev/null 2>"$TMP/err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "catalog.docs.yaml: error: documents a catalog, but the spec directory has no catalog.yaml" "$TMP/err" ||
+	fail "catalog.docs.yaml without catalog.yaml (exit $rc): $(cat "$TMP/err")"
 # The backend's file under another name is still found (every file is
 # read), and so it is when maxtext.yaml declares some other backend.
 mkdir -p "$TMP/sel/renamed" "$TMP/sel/swapped"
@@ -287,6 +317,14 @@ run "$TMP/cat/a" "$TMP/err" onnode "$ENVFS_BIN" resolve --specs "$TMP/cat/exact"
 	--config "$TMP/cat/exp.yaml" -b maxtext -a gfx950 --format explain
 grep -q "MASTER_PORT=80 is outside 1024-65535" "$TMP/cat/a" ||
 	fail "the catalog's MASTER_PORT range was not applied"
+# explain reads the catalog's docs: the description is MASTER_PORT's note.
+python3 - "$TMP/cat/a" <<'EOF'
+import sys
+block = open(sys.argv[1]).read().split("\nMASTER_PORT\n", 1)[1].split("\n\n", 1)[0]
+want = ("  note: TCP port for the store backing torch.distributed. Default 1234 "
+        "for direct runs; 29500 in some Python defaults.")
+assert want in block.split("\n"), "MASTER_PORT's note is not the catalog's description:\n" + block
+EOF
 sed -i 's/^    min: 1024$/    min: 10/' "$TMP/cat/changed/catalog.yaml"
 run "$TMP/cat/b" "$TMP/err" onnode "$ENVFS_BIN" resolve --specs "$TMP/cat/changed" \
 	--config "$TMP/cat/exp.yaml" -b maxtext -a gfx950 --format explain

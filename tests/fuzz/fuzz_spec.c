@@ -3,6 +3,7 @@
  * spec declares, as resolution would do, bounded (fuzz_check_expansion). */
 #include <string.h>
 
+#include "arena.h"
 #include "fuzz_common.h"
 #include "spec.h"
 #include "template.h"
@@ -32,6 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct diag_list diags = DIAG_LIST_INIT;
 	struct catalog_entry *cat = NULL;
+	struct arena *docs = NULL;
 	struct strbuf out = STRBUF_INIT;
 	struct spec *s = NULL;
 	size_t ncat = 0, i, j;
@@ -47,9 +49,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	catalog_load_buffer("specs/catalog.yaml", (const char *)data, size, &cat, &ncat,
 			    &diags);
+	/* The same bytes as the docs of the catalog they made (or of none). */
+	catalog_docs_load_buffer("specs/catalog.docs.yaml", (const char *)data, size, cat, ncat,
+				 "specs/catalog.yaml", &docs, &diags);
 	fuzz_format_diags(&diags);
 	sb_release(&out);
 	catalog_free(cat, ncat);
+	arena_free(docs);
 	spec_free(s);
 	diag_list_release(&diags);
 	return 0;
