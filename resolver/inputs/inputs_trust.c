@@ -1,6 +1,7 @@
 /* Inputs another user can change; see inputs_trust.h. */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "inputs_trust.h"
@@ -8,24 +9,48 @@
 #include "strbuf.h"
 #include "trust.h"
 
+/* The verdict r of trust_path() or trust_stat() on path as a diagnostic:
+ * 1 when it got a warning, else 0, or -ENOMEM. */
+static int report(const char *path, int r, const struct strbuf *why, struct diag_list *out)
+{
+	if (r == 0)
+		return diag_add(out, DIAG_WARNING, path, 0, 0,
+				"another user can change this file (%s); primus-envfs runs as "
+				"root, so that user decides what the run gets", sb_str(why)) < 0 ?
+		       -ENOMEM : 1;
+	return r == -ENOMEM ? r : 0;
+}
+
 /* One input: 1 when it got a warning, else 0 (a missing or unreadable
  * file is the loader's to report), or -ENOMEM. */
 static int check_one(const char *path, struct diag_list *out)
 {
 	struct strbuf why = STRBUF_INIT;
 	char *real = realpath(path, NULL);
-	int r, err = 0;
+	int err;
 
 	if (!real)
 		return errno == ENOMEM ? -ENOMEM : 0;
-	if ((r = trust_path(real, 0, false, &why)) == 0)
-		err = diag_add(out, DIAG_WARNING, path, 0, 0,
-			       "another user can change this file (%s); primus-envfs runs as "
-			       "root, so that user decides what the run gets", sb_str(&why)) < 0 ?
-		      -ENOMEM : 1;
-	else if (r == -ENOMEM)
-		err = r;
+	err = report(path, trust_path(real, 0, false, &why), &why, out);
 	free(real);
+	sb_release(&why);
+	return err;
+}
+
+/* A file of the spec directory, whose directories check_one() found
+ * root's alone: only its own inode is left to judge, unless it is a
+ * symlink, which is judged where it leads. */
+static int check_in_dir(const char *path, struct diag_list *out)
+{
+	struct strbuf why = STRBUF_INIT;
+	struct stat st;
+	int err;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	if (S_ISLNK(st.st_mode))
+		return check_one(path, out);
+	err = report(path, trust_stat(path, &st, 0, &why), &why, out);
 	sb_release(&why);
 	return err;
 }
@@ -53,7 +78,7 @@ int inputs_trust_check(const struct envfs_inputs *in, struct diag_list *out)
 	for (k = 0; k < n; k++) {
 		sb_reset(&path);
 		if (err >= 0 && (err = sb_addf(&path, "%s/%s", in->specs_dir, names[k])) == 0)
-			err = check_one(sb_str(&path), out);
+			err = check_in_dir(sb_str(&path), out);
 		free(names[k]);
 	}
 	free(names);

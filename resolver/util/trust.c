@@ -36,6 +36,11 @@ static int judge(const struct stat *st, uid_t uid, bool dir, const char *path,
 	return 1;
 }
 
+int trust_stat(const char *path, const struct stat *st, uid_t uid, struct strbuf *why)
+{
+	return judge(st, uid, S_ISDIR(st->st_mode), path, why);
+}
+
 int trust_path(const char *path, uid_t uid, bool missing_ok, struct strbuf *why)
 {
 	struct stat st;

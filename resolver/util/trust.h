@@ -16,6 +16,7 @@
 #define ENVFS_TRUST_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "strbuf.h"
@@ -27,5 +28,9 @@
  * by others"), or a negative errno (-ENOENT when missing_ok is false and
  * path does not exist; a missing file is judged by its directories). */
 int trust_path(const char *path, uid_t uid, bool missing_ok, struct strbuf *why);
+/* The same for a path whose directories are known to be uid's alone
+ * (trust_path() said so of its directory): judged by its own st, which
+ * must not be a symlink's. */
+int trust_stat(const char *path, const struct stat *st, uid_t uid, struct strbuf *why);
 
 #endif

@@ -33,6 +33,10 @@ cp "$good/exp.yaml" "$open/exp.yaml"
 cp "$good/image.env" "$TMP/theirs.env"
 chown 65534:65534 "$TMP/theirs.env"
 chmod 666 "$specs/maxtext.yaml"
+# A spec that is a symlink is judged where it leads: here a directory
+# others can write, although the spec directory itself is root's alone.
+mv "$specs/torchtitan.yaml" "$open/torchtitan.yaml"
+ln -s "$open/torchtitan.yaml" "$specs/torchtitan.yaml"
 IN=(--specs "$specs" --config "$open/exp.yaml" --inherit "$TMP/theirs.env")
 
 rc=0
@@ -44,6 +48,8 @@ grep -q "^$TMP/theirs.env: warning: another user can change this file (owned by 
 	fail "no warning for the inherit file: $(cat "$TMP/check.out")"
 grep -q "^$specs/maxtext.yaml: warning: another user can change this file (writable by others (mode 0666))" "$TMP/check.out" ||
 	fail "no warning for the spec file: $(cat "$TMP/check.out")"
+grep -q "^$specs/torchtitan.yaml: warning: another user can change this file (directory $open is writable by others (mode 0777))" "$TMP/check.out" ||
+	fail "no warning for the symlinked spec file: $(cat "$TMP/check.out")"
 
 envfs_mount "${IN[@]}"
 for want in "$open/exp.yaml: another user can change" "$TMP/theirs.env: another user can change" \
