@@ -141,19 +141,4 @@ node_status() {
 	cat "$(node_mnt "$1")/status" 2>/dev/null || true
 }
 
-# Python with put() as tests/mount/lib.sh has it: prints ok or the errno
-# name of what failed, close() included.
-if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
-py_errno() {
-	"$PYTHON" - "$1" <<'PY'
-import errno, os, sys
-def put(path, text, mode="w"):
-    with open(path, mode) as f:
-        f.write(text)
-try:
-    r = eval(sys.argv[1])
-    print(r if isinstance(r, str) else "ok")
-except OSError as e:
-    print(errno.errorcode.get(e.errno, str(e.errno)))
-PY
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../py_errno.sh"
