@@ -892,6 +892,13 @@ static int apply_list(struct sim *s, const struct env_list *l, enum layer layer,
 	return 0;
 }
 
+/* Whether s takes override o: o is of the directory s simulates, and s is
+ * the full pass (the only one that takes overrides). */
+static bool override_here(const struct sim *s, const struct override *o)
+{
+	return s->full && !strcmp(o->backend, s->backend->backend) && !strcmp(o->arch, s->arch);
+}
+
 static int pin_overrides(struct sim *s)
 {
 	const struct override_set *ov = s->ov;
@@ -899,11 +906,11 @@ static int pin_overrides(struct sim *s)
 	uint32_t vi;
 	int err;
 
-	for (k = 0; s->full && ov && k < ov->n; k++) {
+	for (k = 0; ov && k < ov->n; k++) {
 		const struct override *o = &ov->v[k];
 		struct evar *e;
 
-		if (strcmp(o->backend, s->backend->backend) || strcmp(o->arch, s->arch))
+		if (!override_here(s, o))
 			continue;
 		if ((err = var_of(s, o->name, strlen(o->name), &vi)) < 0)
 			return err;
@@ -927,11 +934,11 @@ static int finish_overrides(struct sim *s)
 	uint32_t vi;
 	int err;
 
-	for (k = 0; s->full && ov && k < ov->n; k++) {
+	for (k = 0; ov && k < ov->n; k++) {
 		const struct override *o = &ov->v[k];
 		struct evar *e;
 
-		if (strcmp(o->backend, s->backend->backend) || strcmp(o->arch, s->arch))
+		if (!override_here(s, o))
 			continue;
 		if ((vi = find(s, o->name, strlen(o->name))) == NONE)
 			continue;
