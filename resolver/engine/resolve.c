@@ -443,26 +443,25 @@ static int count_total(struct sim *s, size_t n)
 	return 0;
 }
 
+/* Whether the when: of sv holds: cond is its source (for the message),
+ * ex the tree the spec parsed at load (NULL when it did not parse, an
+ * error of the spec already: the entry never applies). */
 static int entry_when(struct sim *s, const struct spec *sp, const struct spec_var *sv,
-		      const char *cond, bool *ok)
+		      const char *cond, const struct expr *ex, bool *ok)
 {
 	struct expr_env env = { sv->dialect, sim_lookup, s, false, "" };
-	struct expr *ex = NULL;
-	char msg[160];
 	bool taint = s->taint;
 	int err;
 
 	*ok = true;
 	if (!cond)
 		return 0;
-	/* Parsed again here: specs are checked at load, conditions are short. */
-	if ((err = expr_parse(cond, &ex, msg, sizeof(msg))) < 0) {
+	if (!ex) {
 		*ok = false;
-		return err == -ENOMEM ? err : 0;
+		return 0;
 	}
 	s->taint = false;
 	err = expr_eval(ex, &env, ok);
-	expr_free(ex);
 	if (!err && env.problem[0])
 		err = warn_at(s, DIAG_WARNING, sp, sv, "%s: when: %s: %s", sv->name, cond,
 			      s->taint ? "a variable it compares holds a value built from a "
@@ -540,7 +539,8 @@ static int entry_eval(struct sim *s, const struct spec *sp, const struct spec_va
 	*out = (struct eval){ 0 };
 	if (!spec_var_applies_to_arch(sv, s->arch))
 		return 0;
-	if ((err = entry_when(s, sp, sv, sv->when, &out->applies)) < 0 || !out->applies)
+	if ((err = entry_when(s, sp, sv, sv->when, sv->when_expr, &out->applies)) < 0 ||
+	    !out->applies)
 		return err;
 	if (sv->detect)
 		return entry_detect(s, sv, out);
@@ -663,7 +663,7 @@ static int managed_flags(struct sim *s, const struct spec *sp, const struct spec
 		/* A flag's diagnostics name the variable at the flag's line. */
 		as.line = fl->line;
 		as.col = fl->col;
-		if ((err = entry_when(s, sp, &as, fl->when, &ok)) < 0 || !ok)
+		if ((err = entry_when(s, sp, &as, fl->when, fl->when_expr, &ok)) < 0 || !ok)
 			continue;
 		one = (struct eval){ 0 };
 		if ((err = entry_template(s, sp, &as, fl->text, &one)) < 0 || !one.ok || !one.len)
@@ -892,6 +892,13 @@ static int apply_list(struct sim *s, const struct env_list *l, enum layer layer,
 	return 0;
 }
 
+/* Whether s takes override o: o is of the directory s simulates, and s is
+ * the full pass (the only one that takes overrides). */
+static bool override_here(const struct sim *s, const struct override *o)
+{
+	return s->full && !strcmp(o->backend, s->backend->backend) && !strcmp(o->arch, s->arch);
+}
+
 static int pin_overrides(struct sim *s)
 {
 	const struct override_set *ov = s->ov;
@@ -899,11 +906,11 @@ static int pin_overrides(struct sim *s)
 	uint32_t vi;
 	int err;
 
-	for (k = 0; s->full && ov && k < ov->n; k++) {
+	for (k = 0; ov && k < ov->n; k++) {
 		const struct override *o = &ov->v[k];
 		struct evar *e;
 
-		if (strcmp(o->backend, s->backend->backend) || strcmp(o->arch, s->arch))
+		if (!override_here(s, o))
 			continue;
 		if ((err = var_of(s, o->name, strlen(o->name), &vi)) < 0)
 			return err;
@@ -927,11 +934,11 @@ static int finish_overrides(struct sim *s)
 	uint32_t vi;
 	int err;
 
-	for (k = 0; s->full && ov && k < ov->n; k++) {
+	for (k = 0; ov && k < ov->n; k++) {
 		const struct override *o = &ov->v[k];
 		struct evar *e;
 
-		if (strcmp(o->backend, s->backend->backend) || strcmp(o->arch, s->arch))
+		if (!override_here(s, o))
 			continue;
 		if ((vi = find(s, o->name, strlen(o->name))) == NONE)
 			continue;
@@ -958,9 +965,9 @@ static int note_reader(void *ctx, const char *name, size_t len)
 		s->readers = r;
 		s->capreaders = cap;
 	}
-	/* Copied: a condition's names live only while it is parsed. */
-	if (!(s->readers[s->nreaders].name = arena_strndup(s->arena, name, len)))
-		return -ENOMEM;
+	/* Borrowed, as by is: the names are in the spec's template text or
+	 * its parsed when:, which outlive the simulation. */
+	s->readers[s->nreaders].name = name;
 	s->readers[s->nreaders].len = len;
 	s->readers[s->nreaders].by = NULL;
 	s->nreaders++;
@@ -970,17 +977,13 @@ static int note_reader(void *ctx, const char *name, size_t len)
 /* Which names a runner entry reads, for the config diagnostics. */
 static int note_reads(struct sim *s, const struct spec_var *sv)
 {
-	struct expr *ex = NULL;
-	char msg[8];
 	size_t from = s->nreaders, k;
 	int err = 0;
 
 	if (sv->value)
 		err = tmpl_names(sv->value, note_reader, s);
-	if (!err && sv->when && expr_parse(sv->when, &ex, msg, sizeof(msg)) == 0) {
-		err = expr_names(ex, note_reader, s);
-		expr_free(ex);
-	}
+	if (!err)
+		err = expr_names(sv->when_expr, note_reader, s);
 	for (k = from; k < s->nreaders; k++)
 		s->readers[k].by = sv;
 	return err;
@@ -1039,18 +1042,13 @@ static int reads_one(void *ctx, const char *name, size_t len)
 static bool entry_reads(const struct spec_var *sv, const char *name)
 {
 	struct reads_one r = { name, false };
-	struct expr *ex = NULL;
-	char msg[8];
 	size_t k;
 
 	if (sv->value)
 		tmpl_names(sv->value, reads_one, &r);
 	for (k = 0; k < sv->nflags; k++)
 		tmpl_names(sv->flags[k].text, reads_one, &r);
-	if (sv->when && expr_parse(sv->when, &ex, msg, sizeof(msg)) == 0) {
-		expr_names(ex, reads_one, &r);
-		expr_free(ex);
-	}
+	expr_names(sv->when_expr, reads_one, &r);
 	return r.hit;
 }
 
@@ -1058,8 +1056,6 @@ static int check_forward(struct sim *s, const struct spec *sp, size_t k)
 {
 	struct fwd f = { s, sp, k, !sp->is_runner && sp->vars[k].dialect == DIALECT_PYTHON };
 	const struct spec_var *sv = &sp->vars[k];
-	struct expr *ex = NULL;
-	char msg[8];
 	size_t j;
 	int err = 0;
 
@@ -1069,10 +1065,8 @@ static int check_forward(struct sim *s, const struct spec *sp, size_t k)
 		err = tmpl_names(sv->value, forward_ref, &f);
 	for (j = 0; j < sv->nflags && !err; j++)
 		err = tmpl_names(sv->flags[j].text, forward_ref, &f);
-	if (!err && sv->when && expr_parse(sv->when, &ex, msg, sizeof(msg)) == 0) {
-		err = expr_names(ex, forward_ref, &f);
-		expr_free(ex);
-	}
+	if (!err)
+		err = expr_names(sv->when_expr, forward_ref, &f);
 	return err;
 }
 
@@ -1625,15 +1619,9 @@ static int fixed_point_warning(struct sim *s1, struct evar *a, const struct sim 
 		err = sb_adds(&msg, "it is gone at launch");
 	} else if (w && (w->layer == LAYER_RUNNER || w->layer == LAYER_DETECTED) && w->sv &&
 		   !(a && exported(a))) {
-		struct expr *ex = NULL;
-		char m[8];
-
 		file = s1->runner ? s1->runner->display : NULL;
 		line = w->sv->line;
-		if (w->sv->when && expr_parse(w->sv->when, &ex, m, sizeof(m)) == 0) {
-			err = expr_names(ex, names_read, &reads);
-			expr_free(ex);
-		}
+		err = expr_names(w->sv->when_expr, names_read, &reads);
 		if (!err)
 			err = sb_addf(&msg, "the runner's %s (%s:%u) sets it",
 				      w->sv->mode == SPEC_MODE_SET ? "unconditional export" : "default",

@@ -18,16 +18,13 @@ int rule_check(const struct spec *sp, const struct spec_rule *r, envfs_lookup_fn
 	struct expr_env env = { sp->dialect, cond, ctx, false, "" };
 	struct tmpl_result res = { 0 };
 	struct strbuf raw = STRBUF_INIT, msg = STRBUF_INIT;
-	struct expr *e = NULL;
-	char why[160];
 	bool hit = false;
 	int err;
 
-	if ((err = expr_parse(r->when, &e, why, sizeof(why))) < 0) {
-		err = err == -ENOMEM ? err : 0;
-		goto out;
-	}
-	if ((err = expr_eval(e, &env, &hit)) < 0 || !hit)
+	/* No tree: the condition did not parse, the spec's error already. */
+	if (!r->when_expr)
+		return 0;
+	if ((err = expr_eval(r->when_expr, &env, &hit)) < 0 || !hit)
 		goto out;
 	err = tmpl_expand(r->message, sp->dialect, RULE_MSG_MAX, shown, ctx, &raw, &res);
 	/* A value may hold a newline or a tab: the diagnostic stays one line. */
@@ -38,6 +35,5 @@ int rule_check(const struct spec *sp, const struct spec_rule *r, envfs_lookup_fn
 out:
 	sb_release(&raw);
 	sb_release(&msg);
-	expr_free(e);
 	return err;
 }

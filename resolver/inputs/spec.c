@@ -169,16 +169,17 @@ static int take_list(struct sctx *c, const struct ynode *n, const char *key,
 	return 0;
 }
 
-static int check_cond(struct sctx *c, const struct ynode *n, const char *src)
+/* The when: at n: its source into *src and its tree into *tree (NULL when
+ * it does not parse, which is the spec's error at n). Both are the
+ * spec's; the tree is freed with expr_free(). */
+static void take_cond(struct sctx *c, const struct ynode *n, char **src, struct expr **tree)
 {
 	char msg[160];
-	struct expr *e = NULL;
-	int err = expr_parse(src, &e, msg, sizeof(msg));
 
-	expr_free(e);
-	if (err < 0)
+	if (!(*src = take_str(c, n, "when")))
+		return;
+	if (expr_parse(*src, tree, msg, sizeof(msg)) < 0)
 		bad(c, n, "bad condition: %s", msg);
-	return err;
 }
 
 static int take_sev(struct sctx *c, const struct ynode *n, enum diag_sev *out)
@@ -313,10 +314,9 @@ static int take_flags(struct sctx *c, const struct ynode *n, struct spec_var *va
 					continue;
 				if (yscalar_is(key, "flag"))
 					f->text = take_str(c, val, "flag");
-				else if (yscalar_is(key, "when")) {
-					if ((f->when = take_str(c, val, "when")))
-						check_cond(c, val, f->when);
-				} else if (yscalar_is(key, "note"))
+				else if (yscalar_is(key, "when"))
+					take_cond(c, val, &f->when, &f->when_expr);
+				else if (yscalar_is(key, "note"))
 					f->note = take_str(c, val, "note");
 				else
 					bad(c, key, "unknown field '%s' in a flag (known: flag, when, note)",
@@ -328,6 +328,7 @@ static int take_flags(struct sctx *c, const struct ynode *n, struct spec_var *va
 			bad(c, it, "a flag must be a string or a mapping");
 		}
 		if (!f->text) {
+			expr_free(f->when_expr);
 			memset(f, 0, sizeof(*f));
 			continue;
 		}
@@ -358,9 +359,14 @@ static int take_pins(struct sctx *c, const struct ynode *n, struct spec_var *var
 	return 0;
 }
 
-/* The strings are the spec's text arena's; only the arrays are v's. */
+/* The strings are the spec's text arena's; the arrays and trees are v's. */
 static void var_release(struct spec_var *v)
 {
+	size_t k;
+
+	expr_free(v->when_expr);
+	for (k = 0; k < v->nflags; k++)
+		expr_free(v->flags[k].when_expr);
 	free(v->flags);
 	free(v->arch);
 	free_type(&v->type);
@@ -426,8 +432,7 @@ static void take_var(struct sctx *c, const struct ynode *n, struct spec_var *var
 		} else if (yscalar_is(key, "arch")) {
 			take_list(c, val, "arch", &var->arch, &var->narch);
 		} else if (yscalar_is(key, "when")) {
-			if ((var->when = take_str(c, val, "when")))
-				check_cond(c, val, var->when);
+			take_cond(c, val, &var->when, &var->when_expr);
 		} else if (yscalar_is(key, "note")) {
 			var->note = take_str(c, val, "note");
 		} else if (yscalar_is(key, "secret")) {
@@ -533,8 +538,7 @@ static void take_rules(struct sctx *c, const struct ynode *n, struct spec *s)
 			if (!first_time(c, key, RULE_KEYS, &seen))
 				continue;
 			if (yscalar_is(key, "when")) {
-				if ((r->when = take_str(c, val, "when")))
-					check_cond(c, val, r->when);
+				take_cond(c, val, &r->when, &r->when_expr);
 			} else if (yscalar_is(key, "at")) {
 				if (yscalar_is(val, "runner"))
 					r->at = RULE_AT_RUNNER;
@@ -550,6 +554,7 @@ static void take_rules(struct sctx *c, const struct ynode *n, struct spec *s)
 		}
 		if (!r->when || !r->message) {
 			bad(c, it, "a rule needs when: and message:");
+			expr_free(r->when_expr);
 			memset(r, 0, sizeof(*r));
 			continue;
 		}
@@ -775,6 +780,8 @@ void spec_free(struct spec *s)
 	free(s->pass_prefixes);
 	free(s->families);
 	free(s->retired);
+	for (k = 0; k < s->nrules; k++)
+		expr_free(s->rules[k].when_expr);
 	free(s->rules);
 	for (k = 0; k < s->nvars; k++)
 		var_release(&s->vars[k]);

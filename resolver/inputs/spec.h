@@ -11,6 +11,7 @@
 #include "dialect.h"
 
 struct arena;
+struct expr;
 
 enum spec_mode { SPEC_MODE_DEFAULT, SPEC_MODE_SET };
 enum spec_kind { SPEC_KIND_VALUE, SPEC_KIND_FLAGS };
@@ -41,6 +42,7 @@ struct vtype_def {
 struct spec_flag {
 	char *text;               /* template, e.g. --xla_gpu_autotune_level=${X:-4} */
 	char *when;               /* condition source or NULL */
+	struct expr *when_expr;   /* when, parsed; NULL when absent or bad */
 	char *note;
 	unsigned line, col;
 };
@@ -69,6 +71,7 @@ struct spec_var {
 	char **arch;              /* NULL: every arch */
 	size_t narch;
 	char *when;               /* condition source or NULL */
+	struct expr *when_expr;   /* when, parsed; NULL when absent or bad */
 	char *note;
 	bool secret;
 	unsigned scope;           /* SCOPE_* bits; 0 = unspecified */
@@ -92,6 +95,7 @@ enum rule_at {
 
 struct spec_rule {
 	char *when;               /* condition */
+	struct expr *when_expr;   /* when, parsed; NULL when bad */
 	enum rule_at at;
 	enum diag_sev sev;
 	char *message;            /* a template: ${NAME} shows a value */
@@ -130,7 +134,9 @@ struct spec {
 	/* Owns every string above but file and display: the text of the
 	 * spec's YAML document, taken over instead of copied string by
 	 * string, so it also keeps the keys and any rejected value (about
-	 * the size of the file). The arrays are malloc'd. */
+	 * the size of the file). The arrays are malloc'd, and so is each
+	 * when_expr: parsed (and its patterns compiled) once here, then only
+	 * read, by every world and thread the spec is shared with. */
 	struct arena *text;
 };
 

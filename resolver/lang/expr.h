@@ -42,7 +42,10 @@ struct expr_env {
 int expr_parse(const char *src, struct expr **out, char *err, size_t errlen);
 /* Evaluates e through env (its cycle and problem are reset first). Returns
  * 0 and sets *result, or the negative errno the lookup returned other than
- * -ELOOP (a name in a cycle reads as unset and sets env->cycle). */
+ * -ELOOP (a name in a cycle reads as unset and sets env->cycle). e is only
+ * read (its patterns go to regexec, MT-safe on a shared regex_t), so one
+ * parsed tree may be evaluated from several threads at once, each with
+ * its own env: a spec parses its conditions once and shares them. */
 int expr_eval(const struct expr *e, struct expr_env *env, bool *result);
 /* Calls fn(ctx, name, len) for every variable e reads, stopping at the
  * first negative return, which it returns; else 0. */

@@ -504,6 +504,44 @@ static void test_expr__long_flat_chains_do_not_nest(void **state)
 	assert_true(check(buf));
 }
 
+/* A parsed tree keeps no state of an evaluation: a spec parses its
+ * conditions once and evaluates the same const tree in every directory
+ * and from several threads, so each evaluation sees only its own env. */
+static void test_expr__a_const_tree_evaluates_the_same_every_time(void **state)
+{
+	struct expr *parsed = NULL;
+	const struct expr *e;
+	char err[128], first[160];
+	int k;
+
+	(void)state;
+	assert_int_equal(expr_parse("(ABC =~ '^a(b|x)c$' && ABC < 1) || "
+				    "(CYC == '' && NAME =~ 'x')", &parsed, err, sizeof(err)), 0);
+	e = parsed;
+	for (k = 0; k < 3; k++) {
+		struct expr_env env = { DIALECT_PYTHON, fake_lookup, NULL, false, "" };
+		struct expr_env none = { DIALECT_PYTHON, NULL, NULL, false, "" };
+		struct fake f = { 0 };
+		bool r = false;
+
+		env.ctx = &f;
+		assert_int_equal(expr_eval(e, &env, &r), 0);
+		assert_true(r);
+		assert_true(env.cycle);
+		assert_int_equal(f.calls, 4);
+		if (k == 0)
+			snprintf(first, sizeof(first), "%s", env.problem);
+		assert_string_equal(env.problem, first);
+		/* the same tree with nothing set, between two evaluations */
+		r = true;
+		assert_int_equal(expr_eval(e, &none, &r), 0);
+		assert_false(r);
+		assert_false(none.cycle);
+	}
+	assert_string_equal(first, "ABC is not an integer to Python's int(); the comparison is false");
+	expr_free(parsed);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -531,6 +569,7 @@ int main(void)
 		cmocka_unit_test(test_expr__syntax_error_tolerates_small_or_no_buffer),
 		cmocka_unit_test(test_expr__nesting_is_limited_to_64),
 		cmocka_unit_test(test_expr__long_flat_chains_do_not_nest),
+		cmocka_unit_test(test_expr__a_const_tree_evaluates_the_same_every_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,6 +2,7 @@
  * Every schema problem is an error at the offending node (file:line:col)
  * naming what is wrong, and loading goes on so one run reports them all. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "expr.h"
 #include "spec.h"
 
 #define V(lit) (lit), sizeof(lit) - 1
@@ -266,6 +268,173 @@ static void test_spec__scope_node_on_one_entry_marks_the_name(void **state)
 	diag_list_release(&d);
 }
 
+/* The lookup of the condition tests: A=1, B=abc, everything else unset. */
+static int cond_lookup(void *ctx, const char *name, size_t len, const char **val,
+		       size_t *vlen)
+{
+	(void)ctx;
+	if (len == 1 && (name[0] == 'A' || name[0] == 'B')) {
+		*val = name[0] == 'A' ? "1" : "abc";
+		*vlen = name[0] == 'A' ? 1 : 3;
+		return 1;
+	}
+	return 0;
+}
+
+static bool cond_true(const struct expr *e)
+{
+	struct expr_env env = { DIALECT_SHELL, cond_lookup, NULL, false, "" };
+	bool r = false;
+
+	assert_int_equal(expr_eval(e, &env, &r), 0);
+	return r;
+}
+
+static const char cond_yaml[] =
+	"backend: demo\n"
+	"rules:\n"
+	"  - when: B =~ '^a+b' && int(A, 0) > 0\n"
+	"    message: hit\n"
+	"  - when: A == ''\n"
+	"    message: miss\n"
+	"variables:\n"
+	"  - name: V\n"
+	"    value: \"1\"\n"
+	"    when: B =~ 'c$' || C\n"
+	"  - name: PLAIN\n"
+	"    value: \"1\"\n"
+	"  - name: F\n"
+	"    kind: flags\n"
+	"    flags:\n"
+	"      - \"--a\"\n"
+	"      - flag: \"--b\"\n"
+	"        when: \"!(A == 1)\"\n";
+
+/* A when: is parsed once, at load, and kept beside its source: the
+ * resolution evaluates the spec's tree and never parses again. */
+static void test_spec__conditions_are_parsed_at_load(void **state)
+{
+	struct diag_list d = DIAG_LIST_INIT;
+	struct spec *s = NULL;
+	const struct spec_var *v, *f;
+
+	(void)state;
+	assert_int_equal(spec_load_buffer("demo.yaml", V(cond_yaml), &s, &d), 0);
+	assert_int_equal(d.n, 0);
+	assert_int_equal(s->nrules, 2);
+	assert_string_equal(s->rules[0].when, "B =~ '^a+b' && int(A, 0) > 0");
+	assert_non_null(s->rules[0].when_expr);
+	assert_true(cond_true(s->rules[0].when_expr));
+	assert_false(cond_true(s->rules[1].when_expr));
+	v = only_entry(s, "V");
+	assert_string_equal(v->when, "B =~ 'c$' || C");
+	assert_true(cond_true(v->when_expr));
+	assert_null(only_entry(s, "PLAIN")->when_expr);
+	f = only_entry(s, "F");
+	assert_null(f->when_expr);
+	assert_null(f->flags[0].when_expr);
+	assert_false(cond_true(f->flags[1].when_expr));
+	/* evaluation leaves the tree as it was */
+	assert_true(cond_true(s->rules[0].when_expr));
+	assert_true(cond_true(v->when_expr));
+	spec_free(s);
+	diag_list_release(&d);
+}
+
+/* A bad condition is the spec's error at its place and leaves no tree;
+ * an entry dropped for another reason frees the tree it had already
+ * parsed (the sanitizer build's leak check is the witness). */
+static void test_spec__bad_or_dropped_conditions_keep_no_tree(void **state)
+{
+	static const char yaml[] =
+		"backend: demo\n"
+		"rules:\n"
+		"  - when: A == 1\n"
+		"  - when: A ==\n"
+		"    message: m\n"
+		"variables:\n"
+		"  - name: V\n"
+		"    when: \"B =~ '(' \"\n"
+		"  - when: A == 1\n"
+		"    value: no name\n"
+		"  - name: F\n"
+		"    kind: flags\n"
+		"    flags:\n"
+		"      - when: A == 1\n"
+		"        note: no flag\n";
+	struct diag_list d = DIAG_LIST_INIT;
+	struct spec *s = NULL;
+	const struct diag *e;
+
+	(void)state;
+	assert_int_equal(spec_load_buffer("demo.yaml", V(yaml), &s, &d), -EINVAL);
+	find(&d, "a rule needs when: and message:");
+	e = find(&d, "bad condition: expected an operand at column 5");
+	assert_int_equal(e->line, 4);
+	assert_int_equal(s->nrules, 1);
+	assert_string_equal(s->rules[0].when, "A ==");
+	assert_null(s->rules[0].when_expr);
+	e = find(&d, "bad condition: bad regular expression at column 6");
+	assert_int_equal(e->line, 8);
+	assert_null(only_entry(s, "V")->when_expr);
+	assert_non_null(only_entry(s, "V")->when);
+	find(&d, "a flag entry needs flag:");
+	assert_int_equal(only_entry(s, "F")->nflags, 0);
+	spec_free(s);
+	diag_list_release(&d);
+}
+
+struct cond_thread {
+	const struct expr *rule, *var, *flag;   /* true, true, false */
+	int hits;
+};
+
+/* No cmocka assertion here: they jump back to the main thread's test. */
+static void *cond_worker(void *arg)
+{
+	struct cond_thread *t = arg;
+	int k;
+
+	for (k = 0; k < 2000; k++) {
+		struct expr_env env = { DIALECT_SHELL, cond_lookup, NULL, false, "" };
+		bool a = false, b = false, c = true;
+
+		if (expr_eval(t->rule, &env, &a) == 0 && expr_eval(t->var, &env, &b) == 0 &&
+		    expr_eval(t->flag, &env, &c) == 0 && a && b && !c)
+			t->hits++;
+	}
+	return NULL;
+}
+
+/* A spec is shared by every world and thread of the mount: two threads
+ * evaluating its trees (a =~ pattern among them) at once both get what
+ * one alone gets. */
+static void test_spec__a_loaded_condition_evaluates_from_two_threads(void **state)
+{
+	struct diag_list d = DIAG_LIST_INIT;
+	struct spec *s = NULL;
+	struct cond_thread t[2];
+	pthread_t th[2];
+	int k;
+
+	(void)state;
+	assert_int_equal(spec_load_buffer("demo.yaml", V(cond_yaml), &s, &d), 0);
+	for (k = 0; k < 2; k++) {
+		t[k] = (struct cond_thread){ s->rules[0].when_expr, only_entry(s, "V")->when_expr,
+			only_entry(s, "F")->flags[1].when_expr, 0 };
+		assert_non_null(t[k].rule);
+		assert_non_null(t[k].var);
+		assert_non_null(t[k].flag);
+		assert_int_equal(pthread_create(&th[k], NULL, cond_worker, &t[k]), 0);
+	}
+	for (k = 0; k < 2; k++) {
+		assert_int_equal(pthread_join(th[k], NULL), 0);
+		assert_int_equal(t[k].hits, 2000);
+	}
+	spec_free(s);
+	diag_list_release(&d);
+}
+
 static void test_spec__free_of_null_is_a_no_op(void **state)
 {
 	(void)state;
@@ -283,6 +452,9 @@ int main(void)
 		cmocka_unit_test(test_spec__yaml_syntax_error_has_its_place),
 		cmocka_unit_test(test_spec__scope_node_combines_with_the_other_scopes),
 		cmocka_unit_test(test_spec__scope_node_on_one_entry_marks_the_name),
+		cmocka_unit_test(test_spec__conditions_are_parsed_at_load),
+		cmocka_unit_test(test_spec__bad_or_dropped_conditions_keep_no_tree),
+		cmocka_unit_test(test_spec__a_loaded_condition_evaluates_from_two_threads),
 		cmocka_unit_test(test_spec__free_of_null_is_a_no_op),
 	};
 
