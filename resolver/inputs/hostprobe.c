@@ -33,12 +33,14 @@ static int read_rel(const char *root, const char *rel, struct strbuf *sb)
 	sb_reset(sb);
 	if ((err = sb_addf(&path, "%s/%s", root, rel)) < 0)
 		goto out;
-	/* One walk of the path (a sysfs path crosses symlinks, and walking it
-	 * is most of the probe's cost), then the type: kernel files report
-	 * size 0, so only that is checked, and O_NONBLOCK keeps a FIFO
-	 * planted in a test root from blocking the open. */
+	/* Kernel files report size 0, so only the type is checked, and
+	 * before the open: a FIFO or a device planted in a test root is never
+	 * opened (that would let a FIFO's writer through, or make a device
+	 * act). O_NONBLOCK and the fstat cover a swap in between. Read with
+	 * read(2): stdio would fstat again and read once more. */
 	err = -ENOENT;
-	if ((fd = open(sb_str(&path), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0 ||
+	if (stat(sb_str(&path), &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (fd = open(sb_str(&path), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0 ||
 	    fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		goto out;
 	while ((n = read(fd, buf, sizeof(buf))) != 0) {

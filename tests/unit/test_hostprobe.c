@@ -1,8 +1,12 @@
 /* hostprobe: the node's GPU arch, InfiniBand devices and network interface,
  * read from the fake sysfs/proc trees of tests/fixtures/host. */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -166,6 +170,63 @@ static void test_hostprobe__a_fifo_in_the_tree_does_not_block(void **state)
 	sb_release(&sb);
 }
 
+struct writer {
+	const char *path;
+	atomic_bool opened;
+};
+
+/* Blocks in open() until some reader opens the FIFO. */
+static void *fifo_writer(void *arg)
+{
+	struct writer *w = arg;
+	int fd = open(w->path, O_WRONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		atomic_store(&w->opened, true);
+		close(fd);
+	}
+	return NULL;
+}
+
+/* A file that is not regular is never even opened: opening a FIFO lets a
+ * writer waiting on it through (and a device's open may act). */
+static void test_hostprobe__a_fifo_in_the_tree_is_never_opened(void **state)
+{
+	char dir[] = "/tmp/envfs-hostprobe-XXXXXX";
+	struct strbuf sb = STRBUF_INIT, fifo = STRBUF_INIT;
+	struct hostprobe *p = NULL;
+	struct writer w = { NULL, false };
+	pthread_t t;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(sb_addf(&sb, "mkdir -p %s/sys/class/kfd/kfd/topology/nodes/1 && "
+				 "mkfifo %s/sys/class/kfd/kfd/topology/nodes/1/properties",
+				 dir, dir), 0);
+	assert_int_equal(system(sb_str(&sb)), 0);
+	assert_int_equal(sb_addf(&fifo, "%s/sys/class/kfd/kfd/topology/nodes/1/properties", dir),
+			 0);
+	w.path = sb_str(&fifo);
+	assert_int_equal(pthread_create(&t, NULL, fifo_writer, &w), 0);
+	usleep(50000);          /* the writer is waiting in open() */
+	assert_int_equal(hostprobe_run(dir, &p), 0);
+	usleep(50000);
+	assert_false(atomic_load(&w.opened));
+	/* Let the writer go. */
+	fd = open(w.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	close(fd);
+	assert_true(atomic_load(&w.opened));
+	hostprobe_free(p);
+	sb_reset(&sb);
+	assert_int_equal(sb_addf(&sb, "rm -rf %s", dir), 0);
+	assert_int_equal(system(sb_str(&sb)), 0);
+	sb_release(&sb);
+	sb_release(&fifo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -178,6 +239,7 @@ int main(void)
 		cmocka_unit_test(test_hostprobe__ipv6_only_node_falls_back_to_the_address),
 		cmocka_unit_test(test_hostprobe__empty_root_is_a_node_with_nothing),
 		cmocka_unit_test(test_hostprobe__a_fifo_in_the_tree_does_not_block),
+		cmocka_unit_test(test_hostprobe__a_fifo_in_the_tree_is_never_opened),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
