@@ -2,9 +2,30 @@
 #include "diag.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "text.h"
+
+/* True when s prints as it is: printable ASCII alone. */
+static bool plain(const char *s, size_t n)
+{
+	for (; n; s++, n--)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			return false;
+	return true;
+}
+
+/* s as it goes into a message: a name or a path read from an input may
+ * hold a newline or a terminal escape, which would forge a diagnostic
+ * line of its own or recolour the terminal; text_escape shows them as
+ * \n and \xNN (valid UTF-8 stays as it is). */
+static int add_escaped(struct strbuf *out, const char *s, size_t n)
+{
+	return plain(s, n) ? sb_add(out, s, n) : text_escape(out, s, n);
+}
 
 static int diag_push(struct diag_list *l, enum diag_sev sev, const char *file,
 		     unsigned line, unsigned col, char *msg)
@@ -54,6 +75,16 @@ int diag_vadd(struct diag_list *l, enum diag_sev sev, const char *file,
 	err = sb_vaddf(&sb, fmt, ap);
 	if (err < 0)
 		goto out;
+	if (!plain(sb.buf ? sb.buf : "", sb.len)) {
+		struct strbuf esc = STRBUF_INIT;
+
+		if ((err = add_escaped(&esc, sb.buf, sb.len)) < 0) {
+			sb_release(&esc);
+			goto out;
+		}
+		sb_release(&sb);
+		sb = esc;
+	}
 	if (!(msg = sb_detach(&sb, NULL))) {
 		err = -ENOMEM;
 		goto out;
@@ -103,13 +134,13 @@ int diag_format(const struct diag *d, struct strbuf *out)
 {
 	int err = 0;
 
-	if (d->file) {
+	if (d->file && !(err = add_escaped(out, d->file, strlen(d->file)))) {
 		if (d->line && d->col)
-			err = sb_addf(out, "%s:%u:%u: ", d->file, d->line, d->col);
+			err = sb_addf(out, ":%u:%u: ", d->line, d->col);
 		else if (d->line)
-			err = sb_addf(out, "%s:%u: ", d->file, d->line);
+			err = sb_addf(out, ":%u: ", d->line);
 		else
-			err = sb_addf(out, "%s: ", d->file);
+			err = sb_adds(out, ": ");
 	}
 	if (!err)
 		err = sb_addf(out, "%s: %s", diag_sev_name(d->sev), d->msg);
