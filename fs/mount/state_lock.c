@@ -183,7 +183,11 @@ int state_lock_take(const char *given, struct state_lock *out)
 		err = say(given, -EINVAL, "not a regular file (%s)", infile_kind(st.st_mode));
 		goto out;
 	}
-	if ((r = trust_path(out->path, geteuid(), true, &why)) <= 0) {
+	/* out->path is where saves go from now on, but the next start
+	 * follows given again: a link another user can repoint is theirs. */
+	if ((r = trust_links(given, geteuid(), &why)) == 1 || (r < 0 && r != -ENOMEM))
+		r = trust_path(out->path, geteuid(), true, &why);
+	if (r <= 0) {
 		err = r < 0 ? r : -EPERM;
 		if (r < 0)
 			say(given, err, "%s", strerror(-r));

@@ -8,7 +8,8 @@
  * writable by neither its group nor others, and every directory from
  * its own up to / is owned by the user or root and writable by no one
  * else unless the sticky bit keeps others from renaming what is not
- * theirs (the rules of OpenSSH's StrictModes). The --state file is
+ * theirs (the rules of OpenSSH's StrictModes), and every symlink on the
+ * way to it sits in such a directory too. The --state file is
  * refused otherwise (its overrides land in the run's environment, and a
  * crafted LD_PRELOAD is a takeover); the config, specs and --inherit
  * files of a daemon running as root get a warning (issue 14.15). */
@@ -32,5 +33,13 @@ int trust_path(const char *path, uid_t uid, bool missing_ok, struct strbuf *why)
  * (trust_path() said so of its directory): judged by its own st, which
  * must not be a symlink's. */
 int trust_stat(const char *path, const struct stat *st, uid_t uid, struct strbuf *why);
+/* Whether every symlink met on the way to path (absolute, or from the
+ * working directory) sits in a directory only uid or root could change:
+ * whoever can write a link's directory can point it anywhere, which a
+ * realpath hides. 1 when so, 0 when not (why gets "symlink /x/l:
+ * directory /x is writable by others (mode 0777)"), or a negative errno
+ * (-ELOOP past 40 links). A missing part ends the walk with 1: the
+ * loader reports it. */
+int trust_links(const char *path, uid_t uid, struct strbuf *why);
 
 #endif

@@ -132,3 +132,13 @@ envfs_umount
 # ... but not one another user owns there.
 chown 65534 "$bad/s.yaml"
 refused "another user's file in a sticky directory" "$bad/s.yaml" "owned by uid 65534"
+chown 0 "$bad/s.yaml"
+# A root-owned file reached through a symlink that anyone may replace
+# (its directory is world-writable, not sticky): refused, naming it.
+chmod 700 "$bad"
+ww="$TMP/ww-state"
+mkdir "$ww"
+chmod 777 "$ww"
+ln -s "$bad/s.yaml" "$ww/s-link.yaml"
+refused "a symlink in a world-writable directory" "$ww/s-link.yaml" \
+	"symlink $ww/s-link.yaml: directory $ww is writable by others"

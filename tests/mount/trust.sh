@@ -66,3 +66,30 @@ mv "$TMP/theirs.env.new" "$TMP/theirs.env"
 wait_for_value "$MNT/env/maxtext/gfx950/IMAGE_VAR" 2 1000 >/dev/null
 ! grep -q '^warning:' "$MNT/status" || fail "status still warns: $(grep '^warning' "$MNT/status")"
 envfs_umount
+
+# ---- a clean file reached through a symlink others can replace ----
+# The file and its real directories are root's alone, but the symlink on
+# the way sits in a directory anyone may write: anyone can point it
+# elsewhere. Likewise a spec directory reached that way.
+ww="$TMP/ww"
+mkdir "$ww"
+chmod 777 "$ww"
+ln -s "$good/exp.yaml" "$ww/exp-link.yaml"
+ln -s "$good" "$ww/hop"
+cp -r "$ENVFS_SPECS" "$TMP/specs-clean"
+chmod 755 "$TMP/specs-clean"
+ln -s "$TMP/specs-clean" "$ww/specs"
+rc=0
+"$ENVFS_BIN" check --specs "$ww/specs" --config "$ww/exp-link.yaml" --inherit "$ww/hop/image.env" \
+	>"$TMP/check.out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "check through symlinks in $ww exits $rc, want 1: $(cat "$TMP/check.out")"
+for f in "$ww/exp-link.yaml:exp-link.yaml" "$ww/hop/image.env:hop" "$ww/specs:specs"; do
+	grep -qF "${f%%:*}: warning: another user can change this file (symlink $ww/${f##*:}: directory $ww is writable by others (mode 0777))" "$TMP/check.out" ||
+		fail "no warning for ${f%%:*} reached through a symlink in $ww: $(cat "$TMP/check.out")"
+done
+# In a sticky directory nobody else can replace root's symlink: no warning.
+chmod 1777 "$ww"
+"$ENVFS_BIN" check --specs "$ww/specs" --config "$ww/exp-link.yaml" --inherit "$ww/hop/image.env" \
+	>"$TMP/check.out" 2>&1 || true
+! grep -q 'another user can change' "$TMP/check.out" ||
+	fail "a warning for symlinks in a sticky directory: $(cat "$TMP/check.out")"
