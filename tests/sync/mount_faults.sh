@@ -152,6 +152,10 @@ for i in 1 2 3; do
 done
 
 # ---- two writers racing on one variable ----------------------------------------------
+# Racing, not failover: the member restarted above must serve again (a
+# clean-clone CI run once raced while it was still settling, and a
+# commit there spent its bound on slow requests, not on lost compares).
+etcd_wait_healthy
 race() {
 	"$PYTHON" - "$(node_dir "$1")" "$1" <<'PY'
 import sys
