@@ -334,6 +334,98 @@ out:
 	return 0;
 }
 
+/* Groups a pattern may nest (bounded_pattern keeps a flag per level). */
+#define EXPR_MAX_GROUPS 32
+/* The largest count a {m,n} may give: glibc copies the piece that many
+ * times. */
+#define EXPR_MAX_REPEAT 255
+
+/* Skips the bracket expression opening at s[i] ('['): returns the index
+ * of its closing ']', or n when there is none (regcomp says so). */
+static size_t bracket_end(const char *s, size_t n, size_t i)
+{
+	size_t j = i + 1;
+
+	if (j < n && s[j] == '^')
+		j++;
+	if (j < n && s[j] == ']')
+		j++;
+	while (j < n && s[j] != ']') {
+		/* [:class:], [=equiv=], [.coll.] may hold a ']'. */
+		if (s[j] == '[' && j + 1 < n && (s[j + 1] == ':' || s[j + 1] == '=' ||
+						 s[j + 1] == '.')) {
+			char t = s[j + 1];
+			size_t k = j + 2;
+
+			while (k + 1 < n && !(s[k] == t && s[k + 1] == ']'))
+				k++;
+			j = k + 1 < n ? k + 2 : n;
+			continue;
+		}
+		j++;
+	}
+	return j;
+}
+
+/* Refuses a pattern whose compile could explode in time and memory.
+ * glibc's regcomp copies a repeated piece once per repetition, so a
+ * repetition of a repetition, stacked (a++) or of a group that holds one
+ * ((a+)*, (a{1,100}){1,100}), multiplies the copies, each level doubling
+ * at least (a fuzzer's '(a*)*\\+++...' took seconds and gigabytes). A
+ * spec's pattern gets one level, and counts up to 255. */
+static int bounded_pattern(struct parser *p, const char *s, size_t n, size_t col)
+{
+	enum { NOTHING, PIECE, HOLDER, REPEATED } prev = NOTHING;
+	bool holds[EXPR_MAX_GROUPS];
+	size_t depth = 0, i;
+
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (c == '\\') {
+			i++;
+			prev = PIECE;
+		} else if (c == '[') {
+			i = bracket_end(s, n, i);
+			prev = PIECE;
+		} else if (c == '(') {
+			if (depth == EXPR_MAX_GROUPS)
+				return fail(p, "groups nested deeper than %d in a pattern at column %zu",
+					    EXPR_MAX_GROUPS, col);
+			holds[depth++] = false;
+			prev = NOTHING;
+		} else if (c == ')') {
+			prev = depth && holds[--depth] ? HOLDER : PIECE;
+		} else if (c == '|') {
+			prev = NOTHING;
+		} else if (c == '*' || c == '+' || c == '?' ||
+			   (c == '{' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9')) {
+			if (c == '{') {
+				unsigned long m;
+				char *end;
+
+				for (i++; i < n && s[i] != '}'; i = (size_t)(end - s)) {
+					m = strtoul(s + i, &end, 10);
+					if (end == s + i)
+						end++;          /* the ',' */
+					else if (m > EXPR_MAX_REPEAT)
+						return fail(p, "a repetition count over %d in a pattern at "
+							    "column %zu", EXPR_MAX_REPEAT, col);
+				}
+			}
+			if (prev == REPEATED || prev == HOLDER)
+				return fail(p, "a repetition of a repetition in a pattern at column %zu "
+					    "(one level only)", col);
+			for (size_t k = 0; k < depth; k++)
+				holds[k] = true;
+			prev = REPEATED;
+		} else {
+			prev = PIECE;
+		}
+	}
+	return 0;
+}
+
 /* The right side of =~: a quoted literal, compiled now so that a bad
  * pattern is the spec's syntax error, not a condition that is silently
  * false. bash's [[ =~ ]] uses regcomp(REG_EXTENDED) too. */
@@ -357,6 +449,8 @@ static int compile_pattern(struct parser *p, struct expr *rhs, size_t col)
 	if (rhs->len > EXPR_MAX_PATTERN)
 		return fail(p, "a pattern longer than %d bytes at column %zu", EXPR_MAX_PATTERN,
 			    col);
+	if ((rc = bounded_pattern(p, rhs->text, rhs->len, col)) < 0)
+		return rc;
 	if (!(rhs->re = malloc(sizeof(*rhs->re))))
 		return -ENOMEM;
 	if ((rc = regcomp(rhs->re, rhs->text, REG_EXTENDED | REG_NOSUB)) != 0) {

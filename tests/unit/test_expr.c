@@ -414,6 +414,30 @@ static void test_expr__match_needs_a_valid_literal_pattern(void **state)
 			    "comparisons do not chain at column 10");
 }
 
+/* glibc's regcomp copies a repeated piece once per repetition, so stacked
+ * or nested repetitions compile in exponential time and memory (a fuzzer
+ * found '(a*)*\\++++...d' taking seconds): a spec gets one level. */
+static void test_expr__patterns_that_explode_at_compile_are_refused(void **state)
+{
+	(void)state;
+	assert_string_equal(syntax_error("A =~ '(a*)*\\++++++++++++++++++++++d++++++'"),
+			    "a repetition of a repetition in a pattern at column 6 (one level only)");
+	assert_string_equal(syntax_error("A =~ 'a++'"),
+			    "a repetition of a repetition in a pattern at column 6 (one level only)");
+	assert_string_equal(syntax_error("A =~ '(a{1,100}){1,100}'"),
+			    "a repetition of a repetition in a pattern at column 6 (one level only)");
+	assert_string_equal(syntax_error("A =~ '((a+)x)*'"),
+			    "a repetition of a repetition in a pattern at column 6 (one level only)");
+	assert_string_equal(syntax_error("A =~ 'a{1,256}'"),
+			    "a repetition count over 255 in a pattern at column 6");
+	/* One level, classes and escapes stay allowed. */
+	assert_true(check("A =~ '^[1-9][0-9]*$' || 1"));
+	assert_true(check("A =~ '^[a-zA-Z0-9._-]+$' || 1"));
+	assert_true(check("A =~ '^(ab|c)+[*+]\\+x{2,255}$' || 1"));
+	assert_true(check("A =~ '[]+*]+' || 1"));
+	assert_true(check("A =~ '[[:digit:]]+(x)' || 1"));
+}
+
 static void test_expr__syntax_errors_name_the_column(void **state)
 {
 	(void)state;
@@ -565,6 +589,7 @@ int main(void)
 		cmocka_unit_test(test_expr__cycle_reads_as_unset_and_is_reported),
 		cmocka_unit_test(test_expr__match_is_a_posix_extended_regex),
 		cmocka_unit_test(test_expr__match_needs_a_valid_literal_pattern),
+		cmocka_unit_test(test_expr__patterns_that_explode_at_compile_are_refused),
 		cmocka_unit_test(test_expr__syntax_errors_name_the_column),
 		cmocka_unit_test(test_expr__syntax_error_tolerates_small_or_no_buffer),
 		cmocka_unit_test(test_expr__nesting_is_limited_to_64),
