@@ -961,7 +961,7 @@ static void take_docs_fields(struct sctx *c, const struct ynode *n, struct docs_
 			bad(c, key, "unknown field '%s' in a docs entry (known: name, description, "
 			    "where_set, where_used; a type belongs in catalog.yaml)", key->str);
 	}
-	if (!f->name && n->kind == YN_MAP)
+	if (!f->name)
 		bad(c, n, "a docs entry needs name:");
 }
 
