@@ -19,6 +19,10 @@ static const char usage[] =
 	"       primus-envfs exec [INPUTS] -b BACKEND -a ARCH [--force] [--] COMMAND [ARG...]\n"
 	"       primus-envfs list [INPUTS] [--format text|json]\n"
 	"       primus-envfs verify --sync etcd://HOST:PORT --nodes N [--wait S] [SYNC]\n"
+	"       primus-envfs record [INPUTS] -b BACKEND -a ARCH [-o FILE]\n"
+	"       primus-envfs diff [INPUTS] [-b BACKEND -a ARCH] A [B] [-- INPUTS]\n"
+	"       primus-envfs history --mount DIR BACKEND/ARCH [NAME] [--format text|json]\n"
+	"       primus-envfs set|unset|get [--mount DIR | INPUTS --state FILE] BACKEND/ARCH NAME [VALUE]\n"
 	"       primus-envfs --help | --version\n"
 	"\n"
 	"Mounts the resolved environment of every backend and arch as files, or,\n"
@@ -52,7 +56,7 @@ static const char usage[] =
 
 void envfs_print_usage(FILE *to)
 {
-	fprintf(to, usage, inputs_help, sync_opts_help);
+	fprintf(to, usage, inputs_help(), sync_opts_help);
 }
 
 static const char *base_name(const char *p)
@@ -73,6 +77,12 @@ int main(int argc, char **argv)
 		{ "exec", cmd_exec },
 		{ "list", cmd_list },
 		{ "verify", cmd_verify },
+		{ "record", cmd_record },
+		{ "diff", cmd_diff },
+		{ "history", cmd_history },
+		{ "set", cmd_set },
+		{ "unset", cmd_unset },
+		{ "get", cmd_get },
 	};
 	size_t k;
 

@@ -24,6 +24,19 @@ _primus_envfs_list()
 	"${COMP_WORDS[0]}" list "${args[@]}" 2>/dev/null
 }
 
+# Adds to COMPREPLY each line of stdin that starts with $1 and is a name
+# a backend or an arch can have. What list prints is data: compgen -W
+# would run each word through the shell's expansions (a spec's
+# "$(cmd)" would run on TAB), and an unquoted $(...) would glob it.
+_primus_envfs_add()
+{
+	local w re='^[A-Za-z0-9_][A-Za-z0-9_.:+-]*$'
+	while IFS= read -r w; do
+		[[ $w =~ $re && $w == "$1"* ]] && COMPREPLY+=("$w")
+	done
+	return 0
+}
+
 # The value given to -b/--backend on the line, if any.
 _primus_envfs_backend()
 {
@@ -47,7 +60,7 @@ _primus_envfs()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
 	local cmd="" opt i w
-	local inputs="--specs --config --inherit --pass --env --env-file --extra-arch --state --host-root --help"
+	local inputs="--specs --config --inherit --inherit-env --pass --env --env-file --extra-arch --secret --ignore --primus-path --state --host-root --help"
 
 	# --opt=value arrives as three words (bash breaks at '=').
 	opt=$prev
@@ -63,7 +76,7 @@ _primus_envfs()
 		w=${COMP_WORDS[i]}
 		if [[ -z $cmd ]]; then
 			case $w in
-			resolve | check | exec | list | verify) cmd=$w ;;
+			resolve | check | exec | list | verify | set | unset | get) cmd=$w ;;
 			esac
 		fi
 		# exec: after -- (or the command), complete the command's words
@@ -79,18 +92,20 @@ _primus_envfs()
 
 	case $opt in
 	-b | --backend)
-		COMPREPLY=($(compgen -W "$(_primus_envfs_list | awk '{ print $1 }')" -- "$cur"))
+		COMPREPLY=()
+		_primus_envfs_add "$cur" < <(_primus_envfs_list | awk '{ print $1 }')
 		return
 		;;
 	-a | --arch)
 		local b
 		b=$(_primus_envfs_backend)
-		COMPREPLY=($(compgen -W "$(_primus_envfs_list | awk -v b="$b" '
+		COMPREPLY=()
+		_primus_envfs_add "$cur" < <(_primus_envfs_list | awk -v b="$b" '
 			b == "" || $1 == b {
 				for (i = 2; i <= NF; i++)
 					if ($i ~ /^host=/) h = 1; else if (!seen[$i]++) print $i
 			}
-			END { if (h) print "host" }')" -- "$cur"))
+			END { if (h) print "host" }')
 		return
 		;;
 	--format)
@@ -106,19 +121,20 @@ _primus_envfs()
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
 		;;
-	--specs | --host-root)
+	--specs | --host-root | --mount)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return
 		;;
-	--pass | --env | --extra-arch | --sync | --run | --sync-prefix | --sync-user | \
+	--pass | --env | --extra-arch | --secret | --sync | --run | --sync-prefix | --sync-user | \
 		--sync-node | --sync-timeout | --nodes | --wait)
 		return
 		;;
 	-o)
 		[[ -z $cmd ]] || return
-		COMPREPLY=($(compgen -W "config= state= inherit= env= env_file= pass= extra_arch=
-			specs= host_root= ro allow_other entry_timeout= attr_timeout= spin= noinval" -- "$cur"))
+		COMPREPLY=($(compgen -W "config= state= inherit= env= env_file= pass= extra_arch= secret=
+			ignore= primus_path= history= specs= host_root= inherit_env ro allow_other
+			entry_timeout= attr_timeout= spin= noinval" -- "$cur"))
 		compopt -o nospace 2>/dev/null
 		return
 		;;
@@ -128,8 +144,9 @@ _primus_envfs()
 		case $cmd in
 		resolve) COMPREPLY=($(compgen -W "$inputs -b --backend -a --arch --format --force" -- "$cur")) ;;
 		check) COMPREPLY=($(compgen -W "$inputs -b --backend -a --arch --format --quiet" -- "$cur")) ;;
-		exec) COMPREPLY=($(compgen -W "$inputs -b --backend -a --arch --force --" -- "$cur")) ;;
+		exec) COMPREPLY=($(compgen -W "$inputs -b --backend -a --arch --clean --force --" -- "$cur")) ;;
 		list) COMPREPLY=($(compgen -W "$inputs --format" -- "$cur")) ;;
+		set | unset | get) COMPREPLY=($(compgen -W "$inputs --mount" -- "$cur")) ;;
 		verify) COMPREPLY=($(compgen -W "--sync --run --nodes --wait -b --backend -a --arch
 			-q --quiet --sync-prefix --sync-ca --sync-cert --sync-key --sync-user
 			--sync-password-file --sync-timeout" -- "$cur")) ;;
@@ -140,7 +157,7 @@ _primus_envfs()
 	if [[ -z $cmd ]]; then
 		# a command, or the mount point of a mount
 		compopt -o filenames 2>/dev/null
-		COMPREPLY=($(compgen -W "resolve check exec list verify" -- "$cur") $(compgen -d -- "$cur"))
+		COMPREPLY=($(compgen -W "resolve check exec list verify set unset get" -- "$cur") $(compgen -d -- "$cur"))
 		return
 	fi
 	if [[ $cmd == exec ]]; then

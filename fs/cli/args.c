@@ -10,18 +10,26 @@
 enum {
 	KEY_FORMAT = INPUTS_KEY_END,
 	KEY_FORCE,
+	KEY_CLEAN,
+	KEY_MOUNT,
 	KEY_ARCH_LONG,     /* --arch: -a's long name, or the old extra arch */
 	KEY_ARCH_DIR,      /* --arch-dir: the old long name of -a */
+	KEY_ALL,
 };
 
 static const struct option long_options[] = {
-	INPUTS_LONG_OPTIONS,
+	INPUTS_LONG_OPTIONS
 	{ "backend", required_argument, NULL, 'b' },
 	{ "arch", required_argument, NULL, KEY_ARCH_LONG },
 	{ "arch-dir", required_argument, NULL, KEY_ARCH_DIR },
 	{ "format", required_argument, NULL, KEY_FORMAT },
 	{ "force", no_argument, NULL, KEY_FORCE },
+	{ "clean", no_argument, NULL, KEY_CLEAN },
+	{ "mount", required_argument, NULL, KEY_MOUNT },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "all", no_argument, NULL, KEY_ALL },
+	SYNC_LONG_OPTIONS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -41,7 +49,7 @@ int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
 static void print_help(const struct cli_cmd *cmd)
 {
 	printf("usage: primus-envfs %s %s\n\n%s\n%s", cmd->name, cmd->synopsis, cmd->help,
-	       inputs_help);
+	       inputs_help());
 }
 
 static bool allowed(const struct cli_cmd *cmd, int key)
@@ -56,8 +64,18 @@ static bool allowed(const struct cli_cmd *cmd, int key)
 		return cmd->flags & CLI_FORMAT;
 	case KEY_FORCE:
 		return cmd->flags & CLI_FORCE;
+	case KEY_CLEAN:
+		return cmd->flags & CLI_CLEAN;
+	case KEY_MOUNT:
+		return cmd->flags & CLI_MOUNT;
 	case 'q':
 		return cmd->flags & CLI_QUIET;
+	case 'o':
+		return cmd->flags & CLI_OUTPUT;
+	case KEY_ALL:
+		return cmd->flags & CLI_ALL;
+	case SYNC_KEY_SYNC ... SYNC_KEY_END - 1:
+		return cmd->flags & CLI_SYNC;
 	default:
 		return true;
 	}
@@ -85,38 +103,48 @@ static int bad_format(const struct cli_cmd *cmd, const char *f)
 }
 
 /* Whether getopt_long refused the abbreviation name (n bytes) for
- * matching two options. */
-static bool ambiguous(const char *name, size_t n)
+ * matching two of longopts. */
+static bool ambiguous(const struct option *longopts, const char *name, size_t n)
 {
 	const struct option *o;
 	int hits = 0;
 
-	for (o = long_options; o->name; o++)
+	for (o = longopts; o->name; o++)
 		hits += n && !strncmp(o->name, name, n);
 	return hits > 1;
 }
 
-/* One line for what getopt refused (opterr is off), c being its answer,
- * or an option this command does not take. An option's own spelling is
- * shown up to its '=', never the value it was given. */
-static int refused(const struct cli_cmd *cmd, int c, char **argv)
+static void refusal(char *msg, size_t size, int c, char *const *argv,
+		    const struct option *longopts)
 {
 	const char *a = argv[optind - 1] ? argv[optind - 1] : "";
 	int n = (int)strcspn(a, "=");
 	bool is_long = !strncmp(a, "--", 2);
 
 	if (c == ':' && !is_long)
-		cli_usage_error(cmd, "option '-%c' needs an argument", optopt);
+		snprintf(msg, size, "option '-%c' needs an argument", optopt);
 	else if (c == ':')
-		cli_usage_error(cmd, "option '%.*s' needs an argument", n, a);
+		snprintf(msg, size, "option '%.*s' needs an argument", n, a);
 	else if (c == '?' && is_long && optopt)
-		cli_usage_error(cmd, "option '%.*s' takes no argument", n, a);
-	else if (is_long && c == '?' && ambiguous(a + 2, (size_t)n - 2))
-		cli_usage_error(cmd, "option '%.*s' is ambiguous", n, a);
+		snprintf(msg, size, "option '%.*s' takes no argument", n, a);
+	else if (is_long && c == '?' && longopts && ambiguous(longopts, a + 2, (size_t)n - 2))
+		snprintf(msg, size, "option '%.*s' is ambiguous", n, a);
 	else if (is_long)
-		cli_usage_error(cmd, "unrecognized option '%.*s'", n, a);
+		snprintf(msg, size, "unrecognized option '%.*s'", n, a);
 	else
-		cli_usage_error(cmd, "unrecognized option '-%c'", c == '?' ? optopt : c);
+		snprintf(msg, size, "unrecognized option '-%c'", c == '?' ? optopt : c);
+}
+
+int cli_refused(const struct cli_cmd *cmd, int c, char *const *argv,
+		const struct option *longopts)
+{
+	char msg[512];
+
+	refusal(msg, sizeof(msg), c, argv, longopts);
+	if (cmd)
+		cli_usage_error(cmd, "%s", msg);
+	else
+		fprintf(stderr, "primus-envfs: %s (see primus-envfs --help)\n", msg);
 	return -EINVAL;
 }
 
@@ -142,22 +170,26 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_args 
 {
 	/* '+': options end at the first operand, so exec's COMMAND keeps its
 	 * own options; '-' never (the operands are counted below). */
-	const char *shorts = cmd->flags & CLI_DIR ? "+:b:a:qh" : "+:qh";
+	const char *shorts = cmd->flags & CLI_DIR ? "+:b:a:o:qh" : "+:o:qh";
 	char *long_arch[16];
 	size_t nlong = 0;
 	bool short_arch = false;
 	int c, err;
 
+	/* Operands among the options: getopt permutes them to the end. */
+	if (cmd->flags & CLI_SIDES)
+		shorts++;
 	memset(a, 0, sizeof(*a));
 	a->cmd = cmd;
 	a->format = cmd->format_default;
 	opterr = 0;
-	optind = 1;
+	/* 0, not 1: glibc then starts afresh (diff parses twice). */
+	optind = 0;
 	while ((c = getopt_long(argc, argv, shorts, long_options, NULL)) != -1) {
 		if (c == '?' || c == ':')
-			return refused(cmd, c, argv);
+			return cli_refused(cmd, c, argv, long_options);
 		if (!allowed(cmd, c))
-			return refused(cmd, c, argv);
+			return cli_refused(cmd, c, argv, long_options);
 		switch (c) {
 		case 'h':
 			print_help(cmd);
@@ -187,10 +219,27 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_args 
 		case KEY_FORCE:
 			a->force = true;
 			break;
+		case KEY_CLEAN:
+			a->clean = true;
+			break;
+		case KEY_MOUNT:
+			a->mount = optarg;
+			break;
 		case 'q':
 			a->quiet = true;
 			break;
+		case 'o':
+			a->output = optarg;
+			break;
+		case KEY_ALL:
+			a->all = true;
+			break;
 		default:
+			if (SYNC_IS_KEY(c)) {
+				if ((err = sync_opts_take(&a->so, c, optarg, true)) < 0)
+					return err;
+				break;
+			}
 			if ((err = inputs_take(&a->ci, c, optarg)) < 0)
 				return err;
 		}
@@ -201,12 +250,28 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_args 
 	} else if (nlong) {
 		a->arch = long_arch[nlong - 1];
 	}
+	if (a->clean && a->ci.inherit_env)
+		return cli_usage_error(cmd, "--clean and --inherit-env contradict each other"),
+		       -EINVAL;
+	/* As env(1): a run keeps its caller's environment unless told. */
+	if ((cmd->flags & CLI_CLEAN) && !a->clean && !a->ci.ninherit)
+		a->ci.inherit_env = true;
 	if ((cmd->flags & CLI_DIR_REQUIRED) && (!a->backend || !a->arch))
 		return cli_usage_error(cmd, "-b BACKEND and -a ARCH are required"), -EINVAL;
 	if (cmd->flags & CLI_COMMAND) {
 		if (optind >= argc)
 			return cli_usage_error(cmd, "no COMMAND to run"), -EINVAL;
 		a->command = argv + optind;
+		return 0;
+	}
+	if (cmd->flags & CLI_OPERANDS) {
+		a->command = argv + optind;
+		a->noperands = argc - optind;
+		return 0;
+	}
+	if (cmd->flags & CLI_SIDES) {
+		a->operands = argv + optind;
+		a->noperands = argc - optind;
 		return 0;
 	}
 	if (optind < argc)

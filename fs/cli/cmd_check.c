@@ -109,18 +109,23 @@ static int check_backend(const struct cli_args *a, const struct world *w,
 	return err < 0 ? err : n;
 }
 
-static void print_report(const struct cli_args *a, const struct report *r, size_t counts[3])
+static void print_report(const struct cli_args *a, const struct report *r,
+			 size_t counts[REPORT_NCOUNTS])
 {
 	struct strbuf sb = STRBUF_INIT;
 	bool json = !strcmp(a->format, "json");
 	int err;
 
-	err = json ? report_json(r, DIAG_INFO, &sb, counts) : report_text(r, DIAG_INFO, &sb, counts);
+	err = json ? report_json(r, DIAG_INFO, &sb, counts) : report_text(r, DIAG_INFO, false, &sb, counts);
 	if (err < 0) {
 		fprintf(stderr, "primus-envfs: %s\n", strerror(-err));
 	} else if (!a->quiet) {
 		fputs(sb_str(&sb), json ? stdout : stderr);
-		if (!json)
+		if (!json && counts[REPORT_SILENCED])
+			fprintf(stderr, "%zu error(s), %zu warning(s), %zu info, %zu silenced\n",
+				counts[DIAG_ERROR], counts[DIAG_WARNING], counts[DIAG_INFO],
+				counts[REPORT_SILENCED]);
+		else if (!json)
 			fprintf(stderr, "%zu error(s), %zu warning(s), %zu info\n",
 				counts[DIAG_ERROR], counts[DIAG_WARNING], counts[DIAG_INFO]);
 	}
@@ -132,7 +137,7 @@ int cmd_check(int argc, char **argv)
 	struct cli_args a;
 	struct report r = REPORT_INIT;
 	struct world *w = NULL;
-	size_t k, counts[3] = { 0 };
+	size_t k, counts[REPORT_NCOUNTS] = { 0 };
 	int rc, err = 0, n, dirs = 0;
 
 	if (!cli_start(&cmd, argc, argv, &a, &rc))

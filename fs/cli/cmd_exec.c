@@ -1,5 +1,7 @@
-/* primus-envfs exec: run a command with exactly the resolved environment,
- * as `env -i` would: nothing of the caller's environment leaks in.
+/* primus-envfs exec: run a command with the resolved environment. Without
+ * --inherit the caller's own environment is the image layer, as env(1)
+ * and envconsul start from it (a bare-metal run keeps PATH and HOME);
+ * --clean starts from nothing, as `env -i` does.
  *
  *   primus-envfs exec -b maxtext -a gfx950 -- python train.py */
 #include <errno.h>
@@ -14,14 +16,19 @@
 
 static const struct cli_cmd cmd = {
 	.name = "exec",
-	.flags = CLI_DIR | CLI_DIR_REQUIRED | CLI_FORCE | CLI_COMMAND,
-	.synopsis = "[INPUTS] -b BACKEND -a ARCH [--force] [--] COMMAND [ARG...]",
+	.flags = CLI_DIR | CLI_DIR_REQUIRED | CLI_FORCE | CLI_COMMAND | CLI_CLEAN,
+	.synopsis = "[INPUTS] -b BACKEND -a ARCH [--clean] [--force] [--] COMMAND [ARG...]",
 	.help =
-	"Run COMMAND with exactly the resolved environment of BACKEND/ARCH and\n"
-	"nothing of the caller's (as env -i would); COMMAND is looked up in the\n"
-	"caller's PATH. The options end at COMMAND (or at --).\n"
+	"Run COMMAND with the resolved environment of BACKEND/ARCH. Without\n"
+	"--inherit the caller's own environment is the image layer (as env(1):\n"
+	"PATH and HOME stay, and every layer above replaces what it sets); with\n"
+	"--inherit FILE the files are the image instead; --clean starts from\n"
+	"nothing (as env -i). COMMAND is looked up in the caller's PATH. The\n"
+	"options end at COMMAND (or at --).\n"
 	"\n"
 	CLI_DIR_HELP
+	"      --clean             no image but the --inherit files: nothing of the\n"
+	"                          caller's environment but what the specs pass through\n"
 	"      --force             run even when an error says the environment is wrong\n"
 	"  -h, --help              print this help\n"
 	"\n"

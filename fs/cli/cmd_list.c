@@ -26,7 +26,9 @@ static const struct cli_cmd cmd = {
 	"\n"
 	"      --format text|json  text (default), or one JSON object:\n"
 	"                          {\"backends\": [{\"name\", \"arches\", \"host\",\n"
-	"                          \"host_reason\"}]}, host null when not detected\n"
+	"                          \"host_reason\", \"models\"}]}, host null when not\n"
+	"                          detected; models: {\"source\", \"version\",\n"
+	"                          \"commit\"} the specs were written from\n"
 	"  -h, --help              print this help\n"
 	"\n"
 	"Exit status: 0 listed; 2 the specs did not load; 64 the command line is\n"
@@ -34,6 +36,23 @@ static const struct cli_cmd cmd = {
 	.formats = formats,
 	.format_default = "text",
 };
+
+/* "models": {"source", "version", "commit"}, or null. */
+static int add_models(const struct spec *m, struct strbuf *out)
+{
+	int err;
+
+	if (!m)
+		return sb_adds(out, ", \"models\": null");
+	if ((err = sb_adds(out, ", \"models\": {\"source\": ")) < 0 ||
+	    (err = json_add_string(out, m->models_source, strlen(m->models_source))) < 0 ||
+	    (err = sb_adds(out, ", \"version\": ")) < 0 ||
+	    (err = json_add_string(out, m->models_version, strlen(m->models_version))) < 0 ||
+	    (err = sb_adds(out, ", \"commit\": ")) < 0 ||
+	    (err = json_add_string(out, m->models_commit, strlen(m->models_commit))) < 0)
+		return err;
+	return sb_addc(out, '}');
+}
 
 static int list_backend(const struct world *w, const struct spec *s, bool json, bool first,
 			struct strbuf *out)
@@ -68,6 +87,8 @@ static int list_backend(const struct world *w, const struct spec *s, bool json, 
 		err = json_add_string(out, host, strlen(host));
 	else if (!(err = sb_adds(out, "null, \"host_reason\": ")))
 		err = json_add_string(out, why, strlen(why));
+	if (!err)
+		err = add_models(spec_set_models(w->specs, s), out);
 	if (!err)
 		err = sb_addc(out, '}');
 out:

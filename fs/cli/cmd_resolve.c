@@ -6,11 +6,12 @@
 
 #include "args.h"
 #include "commands.h"
+#include "fdio.h"
 #include "load.h"
 #include "view.h"
 
-static const char *const formats[] = { "env_file", "environ", "sh", "json", "compose",
-				       "explain", "digest", NULL };
+/* Filled from the view table before the command line is read. */
+static const char *formats[VIEW_COUNT + 1];
 
 static const struct cli_cmd cmd = {
 	.name = "resolve",
@@ -21,7 +22,8 @@ static const struct cli_cmd cmd = {
 	"\n"
 	CLI_DIR_HELP
 	"      --format FORMAT     env_file (default), environ, sh (env.sh), json\n"
-	"                          (env.json), compose (compose.env), explain, digest\n"
+	"                          (env.json), compose (compose.env), explain, digest,\n"
+	"                          record (the run record, as primus-envfs record)\n"
 	"      --force             print even when an error says the environment is wrong\n"
 	"                          (explain is always printed: it shows the errors)\n"
 	"  -h, --help              print this help\n"
@@ -33,19 +35,6 @@ static const struct cli_cmd cmd = {
 	.format_default = "env_file",
 };
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int cmd_resolve(int argc, char **argv)
 {
 	struct cli_args a;
@@ -54,11 +43,12 @@ int cmd_resolve(int argc, char **argv)
 	enum view_kind kind;
 	int rc;
 
+	view_format_names(formats);
 	if (!cli_start(&cmd, argc, argv, &a, &rc))
 		goto out;
 	if (view_from_name(a.format, &kind) < 0 && (rc = CLI_EX_USAGE))
 		goto out;
-	a.report_only = kind == VIEW_EXPLAIN;
+	a.report_only = kind == VIEW_EXPLAIN || kind == VIEW_RECORD;
 	if ((rc = resolve_one(&a, &s)) != 0)
 		goto out;
 	rc = 2;
@@ -66,7 +56,7 @@ int cmd_resolve(int argc, char **argv)
 		fprintf(stderr, "primus-envfs: out of memory\n");
 		goto out;
 	}
-	if (write_all(STDOUT_FILENO, out.buf ? out.buf : "", out.len) < 0) {
+	if (fd_write_all(STDOUT_FILENO, out.buf ? out.buf : "", out.len) < 0) {
 		perror("primus-envfs: stdout");
 		goto out;
 	}

@@ -7,25 +7,10 @@
 
 #include "inherit.h"
 #include "inputs.h"
+#include "names.h"
+#include "text.h"
 
 extern char **environ;
-
-const char inputs_help[] =
-	"INPUTS (every command):\n"
-	"      --specs DIR         spec directory (default: the shipped specs)\n"
-	"      --config FILE       experiment YAML; its top-level env: block applies\n"
-	"      --inherit FILE      image environment: docker env-file or NUL-separated\n"
-	"                          environ (repeatable, a later file wins)\n"
-	"      --pass NAME         copy NAME from this process's environment (repeatable)\n"
-	"      --env NAME=VALUE    one-run setting, like the Primus CLI's --env (repeatable;\n"
-	"                          visible to every user in ps: not for secrets)\n"
-	"      --env NAME          the same, with the value of NAME in this process's\n"
-	"                          environment (skipped when unset), as docker -e NAME\n"
-	"      --env-file FILE     --env for every line of a docker env-file, values\n"
-	"                          literal (repeatable): the way to pass secrets\n"
-	"      --extra-arch NAME   show an extra arch directory (repeatable)\n"
-	"      --state FILE        mount: persist overrides written through the mount\n"
-	"      --host-root DIR     read the node's sys/ and proc/ under DIR (default /)\n";
 
 static int push(char ***v, size_t *n, const char *s)
 {
@@ -79,8 +64,89 @@ static int take_env(struct cli_inputs *ci, const char *arg)
 	return push(&ci->env_args, &ci->nenv_args, arg) < 0 ? nomem() : 0;
 }
 
+/* The name is quoted: it may hold terminal escapes. */
+static int bad_quoted(const char *opt, const char *arg, const char *why)
+{
+	struct strbuf q = STRBUF_INIT;
+
+	if (text_quote(&q, arg, strlen(arg), 80) < 0)
+		return nomem();
+	fprintf(stderr, "primus-envfs: %s %s: %s\n", opt, sb_str(&q), why);
+	sb_release(&q);
+	return -EINVAL;
+}
+
+static int bad_arch(const char *arg, const char *why)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "not an arch directory name: %s", why);
+	return bad_quoted("--extra-arch", arg, msg);
+}
+
+/* --primus-path DIR as the runner's `cd DIR && pwd` names it: absolute
+ * (a relative DIR is under the working directory), with ".", "..",
+ * repeated and trailing slashes resolved by name, as bash's cd does. */
+static int take_primus_path(struct cli_inputs *ci, const char *arg)
+{
+	struct strbuf full = STRBUF_INIT, sb = STRBUF_INIT;
+	char cwd[4096];
+	const char *p;
+	int err;
+
+	if (!*arg)
+		return bad("--primus-path", arg, "an empty path");
+	if (*arg != '/' && !getcwd(cwd, sizeof(cwd)))
+		return bad("--primus-path", arg, strerror(errno));
+	err = *arg == '/' ? sb_adds(&full, arg) : sb_addf(&full, "%s/%s", cwd, arg);
+	for (p = sb_str(&full); *p && !err; ) {
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (sb.len && sb.buf[--sb.len] != '/')
+				;
+			if (sb.buf)
+				sb.buf[sb.len] = '\0';  /* the buffer stays a string */
+		} else if (n && !(n == 1 && p[0] == '.') && !(err = sb_addc(&sb, '/'))) {
+			err = sb_add(&sb, p, n);
+		}
+		p += n;
+	}
+	if (!err && !sb.len)
+		err = sb_addc(&sb, '/');
+	if (!err)
+		err = set_one(&ci->primus_path, sb_str(&sb));
+	sb_release(&full);
+	sb_release(&sb);
+	return err < 0 ? nomem() : 0;
+}
+
+/* --ignore CODE[,CODE] (':' separates too, for a mount's -o list, where
+ * ',' ends the option). */
+static int take_ignore(struct cli_inputs *ci, const char *arg)
+{
+	const char *p = arg;
+	enum diag_code code;
+
+	for (;;) {
+		size_t n = strcspn(p, ",:");
+
+		if (diag_code_parse(p, n, &code) < 0)
+			return bad("--ignore", arg, n ? "not a diagnostic code (the man page lists "
+				   "them)" : "an empty entry is not a diagnostic code");
+		diag_silence_add_code(&ci->silence, code);
+		if (!p[n])
+			return 0;
+		p += n + 1;
+	}
+}
+
 int inputs_take(struct cli_inputs *ci, int key, const char *arg)
 {
+	const char *why;
 	int err = 0;
 
 	switch (key) {
@@ -91,15 +157,23 @@ int inputs_take(struct cli_inputs *ci, int key, const char *arg)
 	case INPUTS_INHERIT: err = push(&ci->inherit, &ci->ninherit, arg); break;
 	case INPUTS_ENV_FILE: err = push(&ci->env_files, &ci->nenv_files, arg); break;
 	case INPUTS_ENV: return take_env(ci, arg);
+	case INPUTS_IGNORE: return take_ignore(ci, arg);
+	case INPUTS_PRIMUS_PATH: return take_primus_path(ci, arg);
+	case INPUTS_INHERIT_ENV: ci->inherit_env = true; return 0;
 	case INPUTS_PASS:
 		if (!env_name_valid(arg, strlen(arg)))
 			return bad("--pass", arg, "not a variable name");
 		err = push(&ci->pass, &ci->npass, arg);
 		break;
+	case INPUTS_SECRET:
+		if (!names_glob_ok(arg))
+			return bad_quoted("--secret", arg, "not a variable name or a glob of names "
+					  "([A-Za-z0-9_] and * ? [ ])");
+		err = push(&ci->secrets, &ci->nsecrets, arg);
+		break;
 	case INPUTS_EXTRA_ARCH:
-		if (!*arg || strchr(arg, '/') || !strcmp(arg, ".") || !strcmp(arg, "..") ||
-		    !strcmp(arg, "host"))
-			return bad("--extra-arch", arg, "not an arch directory name");
+		if ((why = names_dir_problem(arg, strlen(arg), true)))
+			return bad_arch(arg, why);
 		err = push(&ci->arches, &ci->narches, arg);
 		break;
 	default:
@@ -150,7 +224,8 @@ fail:
 /* One --env-file: docker's rules (inherit.h), every entry a cli value
  * whose source is FILE:LINE. Any bad line stops the command, as docker
  * refuses such a file. */
-static int load_env_file(struct cli_inputs *ci, const char *path)
+static int load_env_file(struct cli_inputs *ci, const char *path,
+			 struct file_digest *digest)
 {
 	struct env_list l = { 0 };
 	struct diag_list d = DIAG_LIST_INIT;
@@ -158,7 +233,7 @@ static int load_env_file(struct cli_inputs *ci, const char *path)
 	size_t k;
 	int err;
 
-	err = inherit_load_file_as(path, NULL, environ, &l, &d);
+	err = inherit_load_file_digest(path, NULL, environ, &l, digest, &d);
 	for (k = 0; k < d.n; k++) {
 		if (d.v[k].sev != DIAG_ERROR)
 			continue;
@@ -185,8 +260,11 @@ static int build_env(struct cli_inputs *ci)
 	size_t k;
 	int err;
 
+	if (ci->nenv_files &&
+	    !(ci->env_file_digests = calloc(ci->nenv_files, sizeof(*ci->env_file_digests))))
+		return nomem();
 	for (k = 0; k < ci->nenv_files; k++)
-		if ((err = load_env_file(ci, ci->env_files[k])) < 0)
+		if ((err = load_env_file(ci, ci->env_files[k], &ci->env_file_digests[k])) < 0)
 			return err;
 	for (k = 0; k < ci->nenv_args; k++) {
 		const char *a = ci->env_args[k], *eq = strchr(a, '='), *v;
@@ -242,9 +320,17 @@ int inputs_finish(struct cli_inputs *ci)
 	ci->in.env = (const char *const *)ci->env;
 	ci->in.env_sources = (const char *const *)ci->env_sources;
 	ci->in.nenv = ci->nenv;
+	ci->in.env_files = (const char *const *)ci->env_files;
+	ci->in.nenv_files = ci->nenv_files;
+	ci->in.env_file_digests = ci->env_file_digests;
 	ci->in.arches = (const char *const *)ci->arches;
 	ci->in.narches = ci->narches;
+	ci->in.secrets = (const char *const *)ci->secrets;
+	ci->in.nsecrets = ci->nsecrets;
 	ci->in.host_env = environ;
+	ci->in.silence = &ci->silence;
+	ci->in.primus_path = ci->primus_path;
+	ci->in.inherit_env = ci->inherit_env ? environ : NULL;
 	return 0;
 }
 
@@ -261,13 +347,17 @@ void inputs_release(struct cli_inputs *ci)
 	free(ci->specs);
 	free(ci->config);
 	free(ci->host_root);
+	free(ci->primus_path);
 	free_all(ci->inherit, ci->ninherit);
 	free_all(ci->pass, ci->npass);
 	free_all(ci->arches, ci->narches);
+	free_all(ci->secrets, ci->nsecrets);
 	free_all(ci->env_args, ci->nenv_args);
 	free_all(ci->env_files, ci->nenv_files);
+	free(ci->env_file_digests);
 	free_all(ci->env, ci->nenv);
 	free_all(ci->env_sources, ci->nenv);
+	diag_silence_release(&ci->silence);
 	memset(ci, 0, sizeof(*ci));
 }
 

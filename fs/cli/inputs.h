@@ -1,6 +1,7 @@
 /* inputs: the INPUTS options every command shares (--specs, --config,
  * --inherit, --pass, --env, --env-file, --extra-arch, --state,
- * --host-root), taken from getopt_long or from the mount's -o list. */
+ * --host-root, --secret, --ignore, --primus-path), taken from getopt_long or
+ * from the mount's -o list. */
 #ifndef ENVFS_INPUTS_H
 #define ENVFS_INPUTS_H
 
@@ -10,49 +11,57 @@
 
 #include "resolve.h"
 
+#include "inputs_table.h"
+
 /* getopt_long values of the INPUTS options, above every short option. */
+#define INPUTS_ENUM_ARG(key, lng, mnt, arg, help, man) key,
+#define INPUTS_ENUM_FLAG(key, lng, mnt, help, man) key,
+#define INPUTS_SKIP_ALT(lng, arg, help, man)
 enum inputs_key {
-	INPUTS_SPECS = 0x100,
-	INPUTS_CONFIG,
-	INPUTS_INHERIT,
-	INPUTS_PASS,
-	INPUTS_ENV,
-	INPUTS_ENV_FILE,
-	INPUTS_EXTRA_ARCH,
-	INPUTS_STATE,
-	INPUTS_HOST_ROOT,
+	INPUTS_KEY_BEGIN = 0xff,
+	INPUTS_TABLE(INPUTS_ENUM_ARG, INPUTS_ENUM_FLAG, INPUTS_SKIP_ALT)
 	INPUTS_KEY_END,
 };
 
 /* The entries of a getopt_long table for the INPUTS options. */
+#define INPUTS_LONG_ARG(key, lng, mnt, arg, help, man) { lng, required_argument, NULL, key },
+#define INPUTS_LONG_FLAG(key, lng, mnt, help, man) { lng, no_argument, NULL, key },
 #define INPUTS_LONG_OPTIONS \
-	{ "specs", required_argument, NULL, INPUTS_SPECS }, \
-	{ "config", required_argument, NULL, INPUTS_CONFIG }, \
-	{ "inherit", required_argument, NULL, INPUTS_INHERIT }, \
-	{ "pass", required_argument, NULL, INPUTS_PASS }, \
-	{ "env", required_argument, NULL, INPUTS_ENV }, \
-	{ "env-file", required_argument, NULL, INPUTS_ENV_FILE }, \
-	{ "extra-arch", required_argument, NULL, INPUTS_EXTRA_ARCH }, \
-	{ "state", required_argument, NULL, INPUTS_STATE }, \
-	{ "host-root", required_argument, NULL, INPUTS_HOST_ROOT }
+	INPUTS_TABLE(INPUTS_LONG_ARG, INPUTS_LONG_FLAG, INPUTS_SKIP_ALT)
 
-/* The INPUTS part of every --help. */
-extern const char inputs_help[];
+/* The same for a fuse_opt table: NAME=VALUE, or NAME for a flag. */
+#define INPUTS_FUSE_ARG(key, lng, mnt, arg, help, man) FUSE_OPT_KEY(mnt "=", key),
+#define INPUTS_FUSE_FLAG(key, lng, mnt, help, man) FUSE_OPT_KEY(mnt, key),
+#define INPUTS_FUSE_OPTS \
+	INPUTS_TABLE(INPUTS_FUSE_ARG, INPUTS_FUSE_FLAG, INPUTS_SKIP_ALT)
+
+/* Whether a getopt_long or fuse_opt key is an INPUTS option's. */
+#define INPUTS_IS_KEY(k) ((k) > INPUTS_KEY_BEGIN && (k) < INPUTS_KEY_END)
+
+/* The INPUTS part of every --help, formatted from the table once (a
+ * static buffer: call from the main thread). */
+const char *inputs_help(void);
 
 struct cli_inputs {
 	struct envfs_inputs in;        /* the arrays below, once finished */
 	char *state;                   /* --state FILE, or NULL */
+	bool inherit_env;              /* --inherit-env: this process's own
+	                                  environment is an image input */
 	/* Every string is owned (copied from argv or -o), so the daemon may
 	 * scrub its argv (inputs_scrub_argv). */
 	char *specs, *config, *host_root;
-	char **inherit, **pass, **arches;
-	size_t ninherit, npass, narches;
+	char *primus_path;             /* --primus-path, absolute, normalized */
+	char **inherit, **pass, **arches, **secrets;
+	size_t ninherit, npass, narches, nsecrets;
 	/* --env, in order: NAME=VALUE, or NAME alone (the value comes from
 	 * the caller's environment at inputs_finish). */
 	char **env_args;
 	size_t nenv_args;
 	char **env_files;              /* --env-file FILE, in order */
 	size_t nenv_files;
+	struct file_digest *env_file_digests; /* by inputs_finish: beside
+	                                  each, the digest of the bytes read */
+	struct diag_silence silence;   /* --ignore CODE[,CODE] */
 	/* Built by inputs_finish: the cli layer's NAME=VALUE strings and,
 	 * beside each, where it came from (NULL: written inline as --env
 	 * NAME=VALUE). */

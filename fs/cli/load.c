@@ -10,7 +10,13 @@
 
 int load_world(const struct cli_inputs *ci, bool print_errors, struct world **out)
 {
-	int err = world_load(&ci->in, out);
+	return load_world_sharing(ci, NULL, print_errors, out);
+}
+
+int load_world_sharing(const struct cli_inputs *ci, const struct world *donor,
+		       bool print_errors, struct world **out)
+{
+	int err = world_load_sharing(&ci->in, donor, out);
 
 	if (err < 0 && print_errors && *out)
 		print_diags(&(*out)->diags, DIAG_ERROR, NULL);
@@ -19,12 +25,12 @@ int load_world(const struct cli_inputs *ci, bool print_errors, struct world **ou
 	return err;
 }
 
-void print_diags(const struct diag_list *l, enum diag_sev min, size_t counts[3])
+void print_diags(const struct diag_list *l, enum diag_sev min, size_t counts[REPORT_NCOUNTS])
 {
 	struct report r = REPORT_INIT;
 	struct strbuf sb = STRBUF_INIT;
 
-	if (report_add(&r, l, 0, NULL, NULL) < 0 || report_text(&r, min, &sb, counts) < 0)
+	if (report_add(&r, l, 0, NULL, NULL) < 0 || report_text(&r, min, false, &sb, counts) < 0)
 		fprintf(stderr, "primus-envfs: %s\n", strerror(ENOMEM));
 	else
 		fputs(sb_str(&sb), stderr);
@@ -74,33 +80,60 @@ int select_arch(const struct world *w, const char *backend, const char *arch,
 
 int resolve_one(struct cli_args *a, struct snapshot **out)
 {
-	struct world *w = NULL;
-	const char *arch;
-	size_t nerr;
-	int loaded, err, rc = 2;
+	return resolve_one_sharing(a, NULL, NULL, out);
+}
 
-	*out = NULL;
+int load_one(struct cli_args *a, const struct world *donor, struct world **w,
+	     const char **arch, int *loaded)
+{
+	int rc = 2;
+
+	*w = NULL;
 	/* One directory needs one backend's spec: the other backends' files
 	 * are not even read (`check` reads them all). */
 	a->ci.in.only_backend = a->backend;
 	/* Only explain shows a note: the catalog's docs are read for it alone. */
 	a->ci.in.no_docs = !a->report_only;
-	if ((loaded = load_world(&a->ci, false, &w)) < 0 && (!w || !w->specs)) {
-		if (w)
-			print_diags(&w->diags, DIAG_ERROR, NULL);
+	if ((*loaded = load_world_sharing(&a->ci, donor, false, w)) < 0 && (!*w || !(*w)->specs)) {
+		if (*w)
+			print_diags(&(*w)->diags, DIAG_ERROR, NULL);
 		goto out;
 	}
-	if ((rc = select_backend(w, a->backend)) != 0 ||
-	    (rc = select_arch(w, a->backend, a->arch, &arch)) != 0)
+	if ((rc = select_backend(*w, a->backend)) != 0 ||
+	    (rc = select_arch(*w, a->backend, a->arch, arch)) != 0)
 		goto out;
+	return 0;
+out:
+	world_free(*w);
+	*w = NULL;
+	return rc;
+}
+
+void print_resolve_failure(const struct world *w, const char *backend, const char *arch,
+			   int err)
+{
+	print_diags(&w->diags, DIAG_ERROR, NULL);
+	fprintf(stderr, "primus-envfs: resolving %s/%s failed: %s\n", backend, arch,
+		strerror(-err));
+}
+
+int resolve_one_sharing(struct cli_args *a, const struct world *donor, struct world **keep,
+			struct snapshot **out)
+{
+	struct world *w = NULL;
+	const char *arch;
+	size_t nerr;
+	int loaded, err, rc;
+
+	*out = NULL;
+	if ((rc = load_one(a, donor, &w, &arch, &loaded)) != 0)
+		return rc;
 	rc = 2;
 	if ((err = resolve_dir(w, NULL, a->backend, arch, out)) < 0) {
-		print_diags(&w->diags, DIAG_ERROR, NULL);
-		fprintf(stderr, "primus-envfs: resolving %s/%s failed: %s\n", a->backend, arch,
-			strerror(-err));
+		print_resolve_failure(w, a->backend, arch, err);
 		goto out;
 	}
-	/* SPEC 8: an environment an error says is wrong is not handed out.
+	/* An environment an error says is wrong is not handed out.
 	 * explain hands out none: it is where the errors are explained. An
 	 * input that did not load is its own one-line reason. */
 	if ((nerr = diag_count(&(*out)->diags, DIAG_ERROR)) && !a->report_only) {
@@ -118,6 +151,9 @@ int resolve_one(struct cli_args *a, struct snapshot **out)
 	}
 	rc = 0;
 out:
-	world_free(w);
+	if (keep && rc == 0)
+		*keep = w;
+	else
+		world_free(w);
 	return rc;
 }

@@ -1,5 +1,5 @@
 /* sync_opts: the options that share a run's overrides through etcd
- * (issue 16), for the mount and for `verify`:
+ * (docs/SYNC.md), for the mount and for `verify`:
  *
  *   --sync etcd://HOST:PORT[,HOST:PORT...]   -o sync=...
  *   --run ID                                 -o run=ID

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "daemonize.h"
+#include "log.h"
 
 /* Points fds 0-2 at /dev/null. Not O_CLOEXEC: when a standard fd was
  * closed at start, open() returns that very fd and dup2 leaves it as is,
@@ -71,6 +72,7 @@ int envfs_daemonize_done(int ready)
 
 	if (ready < 0)
 		return 0;
+	log_to_syslog();
 	if ((err = stdio_to_null()) == 0 && write(ready, &(char){ 1 }, 1) != 1)
 		err = -errno;
 	close(ready);

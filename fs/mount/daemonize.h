@@ -19,8 +19,8 @@
  * process that goes on, or a negative errno. */
 int envfs_daemonize_begin(bool foreground, int *ready);
 
-/* The daemon is up: stdio goes to /dev/null (the terminal may go away)
- * and the parent is released. Closes ready; nothing to do for -1.
+/* The daemon is up: its messages go to syslog (log.h), stdio goes to
+ * /dev/null (the terminal may go away) and the parent is released. Closes ready; nothing to do for -1.
  * Returns 0 or a negative errno (the parent then exits 2). */
 int envfs_daemonize_done(int ready);
 

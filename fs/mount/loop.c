@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
 #include "loop.h"
 
 /* A request handed to a worker: a copy of the bytes read from /dev/fuse,
@@ -220,7 +221,7 @@ int loop_run(struct fuse_session *se, const struct loop_opts *o)
 	sigdelset(&open, SIGTERM);
 	sigdelset(&open, SIGHUP);
 	if ((res = pool_start(&pool, se, o->workers)) < 0) {
-		fprintf(stderr, "primus-envfs: cannot start the FUSE workers: %s\n",
+		log_err("cannot start the FUSE workers: %s",
 			strerror(-res));
 		goto out;
 	}
@@ -228,7 +229,7 @@ int loop_run(struct fuse_session *se, const struct loop_opts *o)
 	 * reading thread polls it while spinning. */
 	if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
 		res = -errno;
-		fprintf(stderr, "primus-envfs: /dev/fuse: %s\n", strerror(-res));
+		log_err("/dev/fuse: %s", strerror(-res));
 		goto out;
 	}
 	if (o->on_ready && (res = o->on_ready(o->ready_arg)) < 0)
@@ -267,6 +268,8 @@ int loop_run(struct fuse_session *se, const struct loop_opts *o)
 	if (res > 0)
 		res = 0;
 out:
+	if (o->on_stop)
+		o->on_stop(o->stop_arg);
 	pool_stop(&pool);
 	free(fb.mem);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -23,8 +23,6 @@
 
 #include "envfs_fuse.h"
 
-#define LOOP_DEFAULT_SPIN_US 50
-#define LOOP_MAX_SPIN_US 10000
 #define LOOP_DEFAULT_WORKERS 4
 
 struct loop_opts {
@@ -38,6 +36,11 @@ struct loop_opts {
 	 * (daemonize's "ready"); a negative errno from it ends the loop. */
 	int (*on_ready)(void *arg);
 	void *ready_arg;
+	/* Called once the loop ends, before the workers are joined: wakes a
+	 * handler that waits on the network (a --sync commit), so that a
+	 * SIGTERM ends the daemon within its bound. NULL: none. */
+	void (*on_stop)(void *arg);
+	void *stop_arg;
 };
 
 /* Runs the session until it is unmounted or a termination signal

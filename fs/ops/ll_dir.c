@@ -71,6 +71,7 @@ static enum dent_kind dir_entry(struct envfs *fs, const struct epoch *e, struct 
 		fuse_ino_t ino;
 	} root_children[] = {
 		{ "status", INO_STATUS }, { "diagnostics", INO_DIAGNOSTICS }, { "env", INO_ENV },
+		{ "history", INO_HISTORY },
 	};
 	size_t j;
 

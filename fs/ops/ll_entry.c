@@ -145,8 +145,8 @@ void envfs_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	if (fi && fi->fh && !ll_is_dir(n) &&
 	    ll_fill_attr_write(fs, n, (struct open_file *)(uintptr_t)fi->fh, &st)) {
-		/* A write open sees its own size (SPEC 7: as a regular
-		 * file within one open). */
+		/* A write open sees its own size (as a regular file
+		 * does within one open). */
 		fuse_reply_attr(req, &st, 0);
 		goto leave;
 	}
@@ -172,7 +172,7 @@ leave:
 	epoch_leave(e);
 }
 
-/* The host entry of a backend (SPEC 6.1): its target is the arch's name,
+/* The host entry of a backend (env/BACKEND/host): its target is the arch's name,
  * relative, so the kernel resolves it in the backend directory. */
 void envfs_ll_readlink(fuse_req_t req, fuse_ino_t ino)
 {

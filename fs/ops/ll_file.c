@@ -66,7 +66,7 @@ int ll_fill_attr_open(struct envfs *fs, const struct node *n,
 		st->st_mode = S_IFREG | (of->secret ? 0600 : 0644);
 	else
 		st->st_mode = S_IFREG | (view_is_secret(of->snap, n->view) ? 0600 : 0444);
-	st->st_size = of->blob->len;
+	st->st_size = n->kind == NODE_VAR && of->secret ? 0 : of->blob->len;
 	st->st_blocks = (st->st_size + 511) / 512;
 	return 0;
 }
@@ -116,6 +116,11 @@ int ll_open_file_make(struct envfs *fs, struct epoch *e, fuse_ino_t ino,
 	case NODE_DIAGNOSTICS:
 		of->blob = blob_ref(e->diagnostics);
 		break;
+	case NODE_HISTORY:
+		/* Rendered at every open, read from that rendering (direct_io). */
+		if ((err = history_blob(fs, &of->blob)) < 0)
+			goto out;
+		break;
 	case NODE_VAR:
 		/* The inode's bytes, shared: they never change in place. */
 		of->blob = t.bytes;
@@ -128,7 +133,7 @@ int ll_open_file_make(struct envfs *fs, struct epoch *e, fuse_ino_t ino,
 		const struct view_meta *m;
 
 		/* A large view is rendered for this open alone: the open
-		 * keeps the content it had when opened (SPEC 6.4). */
+		 * keeps the content it had when opened, whatever a reload does meanwhile. */
 		if ((err = epoch_view(t.dir, n->view, &of->blob)) < 0 ||
 		    (err = epoch_view_meta(t.dir, n->view, &m)) < 0)
 			goto out;

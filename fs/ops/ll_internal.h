@@ -6,8 +6,8 @@
  *   ll_dir.c    opendir, readdir(plus), releasedir
  *   ll_file.c   the bytes one open sees (struct open_file)
  *   ll_read.c   open, read, release
- *   ll_write.c  write, flush, create, setattr, unlink, rename (SPEC 7)
- *   ll_xattr.c  extended attributes (SPEC 6.2)
+ *   ll_write.c  write, flush, create, setattr, unlink, rename
+ *   ll_xattr.c  extended attributes (provenance)
  *   ll_ops.c    init and the table of handlers
  *
  * Internally everything returns 0 or a negative errno; reply_err() is the
@@ -24,6 +24,7 @@
 
 #include "envfs.h"
 #include "handles.h"
+#include "history_note.h"
 #include "inval.h"
 #include "ll_ops.h"
 #include "strbuf.h"
@@ -72,6 +73,10 @@ int ll_resolve_node(struct envfs *fs, const struct epoch *e, const struct node *
 int ll_resolve_ino(struct envfs *fs, const struct epoch *e, fuse_ino_t ino,
 		   struct node **np, struct target *t);
 void ll_target_release(struct envfs *fs, struct target *t);
+/* True when the kernel's entry of variable name in parent, as a rename
+ * left it (the source's inode under the new name), is what a lookup in
+ * the published epoch gives: its only inode holds the name's value. */
+bool ll_entry_current(struct envfs *fs, fuse_ino_t parent, const char *name);
 /* Replies to req with the attributes of inode ino in e, cached for the
  * timeout its kind gets. Returns 0, or the negative errno to reply. */
 int ll_reply_attr(fuse_req_t req, struct envfs *fs, struct epoch *e, fuse_ino_t ino);
@@ -93,8 +98,8 @@ int ll_fill_attr(struct envfs *fs, struct epoch *e, const struct node *n,
 
 /* ---- open files (ll_file.c) -------------------------------------------- */
 
-/* The bytes one open sees, and the snapshot they came from (issue 5's
- * commit-at-close writes against it). */
+/* The bytes one open sees, and the snapshot they came from (a write
+ * open commits at close against it). */
 struct open_file {
 	struct handle h;                 /* in fs->handles while open; first */
 	fuse_ino_t ino;                  /* the kernel's number of the file */
@@ -115,7 +120,7 @@ struct open_file {
 };
 
 /* What a write open has made of the file so far, committed as the
- * variable's override at close (SPEC 7). Readers keep the old value
+ * variable's override at close. Readers keep the old value
  * until then; the writer reads its own bytes. */
 struct wbuf {
 	pthread_mutex_t lock;            /* requests on one fd may overlap */
@@ -124,6 +129,11 @@ struct wbuf {
 	bool written;                    /* by write or ftruncate, not O_TRUNC
 	                                    alone: see ll_wbuf_commit */
 	bool append;                     /* O_APPEND: every write at the end */
+	bool created;                    /* --sync: this open created the file,
+	                                    which no other node has yet: its
+	                                    first commit shares it */
+	bool excl;                       /* with created: O_EXCL, so that commit
+	                                    wants no other node to have it */
 	int failed;                      /* a refused write: commit nothing */
 };
 
@@ -155,7 +165,8 @@ bool ll_fill_attr_write(struct envfs *fs, const struct node *n,
 			struct open_file *of, struct stat *st);
 /* Commits what the open wrote: from FLUSH, closer is the process whose
  * close() it is; from RELEASE (the last close), last is true. */
-int ll_wbuf_commit(struct envfs *fs, struct open_file *of, bool last, pid_t closer);
+int ll_wbuf_commit(struct envfs *fs, const struct hist_writer *who, struct open_file *of,
+		   bool last, pid_t closer);
 
 /* ---- the handlers (envfs_ll_ops in ll_ops.c) --------------------------- */
 
@@ -195,5 +206,13 @@ void envfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
 void envfs_ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 		       size_t size, int flags);
 void envfs_ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
+
+/* The request's writer (uid, pid), for the commits its handler makes. */
+static inline struct hist_writer ll_writer(fuse_req_t req)
+{
+	const struct fuse_ctx *c = fuse_req_ctx(req);
+
+	return (struct hist_writer){ .uid = (uint32_t)c->uid, .pid = (int32_t)c->pid };
+}
 
 #endif

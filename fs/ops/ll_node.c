@@ -104,6 +104,7 @@ int ll_resolve_node(struct envfs *fs, const struct epoch *e, const struct node *
 	case NODE_STATUS:
 	case NODE_DIAGNOSTICS:
 	case NODE_ENV:
+	case NODE_HISTORY:
 		return 0;
 	case NODE_BACKEND:
 		return epoch_has_backend(e, n->backend) ? 0 : -ENOENT;
@@ -138,6 +139,23 @@ int ll_resolve_node(struct envfs *fs, const struct epoch *e, const struct node *
 		return 0;
 	}
 	return -ENOENT;
+}
+
+bool ll_entry_current(struct envfs *fs, fuse_ino_t parent, const char *name)
+{
+	struct node *n = tree_find(fs->tree, parent, name, strlen(name));
+	const struct snap_var *v;
+	struct epoch_dir *dir;
+	struct epoch *e;
+	bool same;
+
+	if (!n || n->kind != NODE_VAR)
+		return false;
+	e = epoch_enter(&fs->state);
+	same = (v = epoch_var(e, n, &dir)) &&
+	       tree_vnode_sole(fs->tree, n, v->value, v->value_len, v->secret);
+	epoch_leave(e);
+	return same;
 }
 
 bool ll_is_dir(const struct node *n)
@@ -182,7 +200,7 @@ out:
  * (the kernel then drops its pages whenever the size moved). */
 double ll_attr_timeout(const struct envfs *fs, const struct node *n)
 {
-	return n->kind == NODE_STATUS ? 0 : fs->opts->attr_timeout;
+	return n->kind == NODE_STATUS || n->kind == NODE_HISTORY ? 0 : fs->opts->attr_timeout;
 }
 
 int ll_fill_attr(struct envfs *fs, struct epoch *e, const struct node *n,
@@ -218,13 +236,22 @@ int ll_fill_attr(struct envfs *fs, struct epoch *e, const struct node *n,
 		st->st_size = e->diagnostics->len;
 		st->st_mtim = st->st_ctim = st->st_atim = e->loaded;
 		break;
+	case NODE_HISTORY:
+		if ((err = history_blob(fs, &b)) < 0)
+			return err;
+		st->st_mode = S_IFREG | 0444;
+		st->st_size = b->len;
+		blob_unref(b);
+		break;
 	case NODE_HOST:
 		st->st_mode = S_IFLNK | 0777;
 		st->st_size = strlen(t->link);
 		break;
 	case NODE_VAR:
 		st->st_mode = S_IFREG | (t->secret ? 0600 : 0644);
-		st->st_size = t->bytes->len;
+		/* stat needs no read permission: a secret's length is kept
+		 * (its reads are direct I/O, not clamped to the size). */
+		st->st_size = t->secret ? 0 : t->bytes->len;
 		break;
 	case NODE_VIEW:
 		/* The size alone: a large view is not kept rendered. */

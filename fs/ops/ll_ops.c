@@ -39,8 +39,8 @@ static void envfs_ll_init(void *userdata, struct fuse_conn_info *conn)
 	 * leaves the kernel with nothing to notice changes by. */
 	conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 	/* With atomic O_TRUNC the kernel empties its copy of a file the
-	 * moment a writer opens it, and a racing reader reads nothing; SPEC
-	 * 7 wants the old value until close. Without it the kernel asks with
+	 * moment a writer opens it, and a racing reader reads nothing; a
+	 * reader must see the old value until close. Without it the kernel asks with
 	 * a SETATTR, which setattr applies to the writer's buffer alone. */
 	conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 
+#include "log.h"
 #include "counters.h"
 #include "ll_internal.h"
 #include "reload.h"
@@ -29,7 +30,7 @@ void envfs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		err = -ESTALE;
 		goto out;
 	}
-	/* A write open buffers and commits at close (SPEC 7). */
+	/* A write open buffers and commits at close. */
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
 		err = ll_open_for_write(fs, req, e, ino, fi->flags, false, &of);
 	else
@@ -49,7 +50,7 @@ void envfs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		 * inode's page cache, where other readers would find them. */
 		fi->direct_io = 1;
 		ll_wopen_add(fs, req, of);
-	} else if (n->kind == NODE_VAR && !tree_changed(fs->tree, n)) {
+	} else if (n->kind == NODE_VAR && !tree_changed(fs->tree, n) && !of->secret) {
 		/* Pages stay valid across opens: the inode's bytes never
 		 * change (a reload gives a new value a new inode, tree.h). A
 		 * value is almost always one page, fetched whole from one
@@ -65,7 +66,9 @@ void envfs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		 * once written through the mount (tree_mark_changed): its
 		 * writes come at any time, and the inode's cached size and
 		 * pages would mix two values for a reader, the size of one
-		 * with the bytes of the other (tests/mount/stress.sh). */
+		 * with the bytes of the other (tests/mount/stress.sh). And a
+		 * secret, whose stat size is 0: the kernel would clamp a
+		 * cached read to it. */
 		fi->direct_io = 1;
 	}
 	if (fuse_reply_open(req, fi) != 0) {
@@ -128,6 +131,9 @@ static void read_current(fuse_req_t req, struct envfs *fs, fuse_ino_t ino,
 		break;
 	case NODE_DIAGNOSTICS:
 		b = blob_ref(e->diagnostics);
+		break;
+	case NODE_HISTORY:
+		err = history_blob(fs, &b);
 		break;
 	default:
 		err = -EISDIR;
@@ -211,17 +217,18 @@ void envfs_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 * can be left is a truncation whose FLUSH came while /proc still
 	 * showed its closer holding a descriptor of the open, one the closer
 	 * then handed over (a descriptor passed to another process). No
-	 * caller is left to tell of a failure, so the daemon's stderr is. */
+	 * caller is left to tell of a failure, so the daemon's log is. */
 	if (of)
 		handles_del(&fs_of(req)->handles, &of->h);
 	if (of && of->w) {
+		const struct hist_writer who = ll_writer(req);
 		int err;
 
 		ll_wopen_del(fs_of(req), of);
 		/* EINVAL and EFBIG were the writer's answer at write(). */
-		err = ll_wbuf_commit(fs_of(req), of, true, 0);
+		err = ll_wbuf_commit(fs_of(req), &who, of, true, 0);
 		if (err < 0 && err != -EINVAL && err != -EFBIG)
-			fprintf(stderr, "primus-envfs: a truncation committed at close failed: %s\n",
+			log_err("a truncation committed at close failed: %s",
 				strerror(-err));
 	}
 	ll_open_file_free(of);

@@ -1,4 +1,4 @@
-/* Writes through the mount (SPEC 7): write, flush, create, setattr,
+/* Writes through the mount (docs/STATE.md): write, flush, create, setattr,
  * unlink, rename, and the shape changes refused; see ll_internal.h. */
 #include <errno.h>
 #include <pthread.h>
@@ -9,14 +9,16 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 
+#include "log.h"
 #include "commit.h"
 #include "counters.h"
 #include "ll_internal.h"
+#include "names.h"
 #include "procfd.h"
 #include "reload.h"
 #include "statefile.h"
 
-/* Every change is the mount owner's (or root's), SPEC 7; with
+/* Every change is the mount owner's (or root's); with
  * allow_other the kernel has checked the modes already. */
 int ll_may_change(struct envfs *fs, fuse_req_t req)
 {
@@ -50,6 +52,16 @@ static bool reserved_name(const char *name)
 	return false;
 }
 
+/* Whether name in dir's <backend>/<arch> may be changed through the
+ * mount: every node of a --sync run takes the same names (names.h), so
+ * a change a name outside them would make is refused before anything is
+ * committed, not acknowledged and then ignored by the other nodes. A
+ * config may still name a variable otherwise: it is shown, read-only. */
+static int changeable(const struct node *dir, const char *name)
+{
+	return names_override_ok(dir->backend, dir->arch, name) ? 0 : -EINVAL;
+}
+
 /* A write open of a variable's inode: the buffer starts as the file
  * ("value\n"), empty with O_TRUNC (which alone is a change to commit) or
  * when the file was just created. */
@@ -66,6 +78,8 @@ int ll_open_for_write(struct envfs *fs, fuse_req_t req, struct epoch *e,
 		return -ESTALE;
 	if (n->kind != NODE_VAR)
 		return ll_is_dir(n) ? -EISDIR : -EACCES;
+	if ((err = changeable(n, n->name)) < 0)
+		return err;
 	tree_mark_changed(fs->tree, n);
 	if ((err = ll_open_file_make(fs, e, ino, &of)) < 0)
 		return err;
@@ -79,6 +93,12 @@ int ll_open_for_write(struct envfs *fs, fuse_req_t req, struct epoch *e,
 		of->w->dirty = !created;
 	else if (!created && (err = sb_add(&of->w->buf, of->blob->data, of->blob->len)) < 0)
 		goto out;
+	/* --sync: the create is this node's until the close, which shares
+	 * the file's first value, empty when nothing was written (touch). */
+	if (created && fs->sync) {
+		of->w->created = of->w->dirty = true;
+		of->w->excl = flags & O_EXCL;
+	}
 	*out = of;
 	of = NULL;
 	err = 0;
@@ -227,31 +247,40 @@ static void rebind(struct envfs *fs, struct vnode *vn, const struct node *n,
 }
 
 /* Commits what the open wrote, if anything changed: the bytes minus one
- * trailing newline become the override, before close() returns (SPEC 7,
- * issue 14.1). FLUSH comes with every close() of any descriptor of the
- * open, and a shell's `> FILE` closes one right after opening (dup2 onto
- * stdout): an O_TRUNC with nothing written yet is committed at the close
- * of the closer's last descriptor of the open, never as an empty value
- * in passing. */
-int ll_wbuf_commit(struct envfs *fs, struct open_file *of, bool last, pid_t closer)
+ * trailing newline become the override before close() returns, so a
+ * write is durable once close() returns. FLUSH comes with every close()
+ * of any descriptor of the open, and a shell's `> FILE` closes one right
+ * after opening (dup2 onto stdout): an O_TRUNC with nothing written yet
+ * is committed at the close of the closer's last descriptor of the open,
+ * never as an empty value in passing. */
+int ll_wbuf_commit(struct envfs *fs, const struct hist_writer *who, struct open_file *of,
+		   bool last, pid_t closer)
 {
 	struct inval_list l = INVAL_LIST_INIT;
 	const struct node *n;
 	struct wbuf *w = of->w;
+	bool created, bare;
 	size_t len;
 	int err = 0;
 
 	pthread_mutex_lock(&w->lock);
 	if (w->failed) {
 		err = w->failed;
+		/* Nothing of this open is committed: nor is its creation. */
+		if (w->created && (n = tree_named(fs->tree, of->node->ino)))
+			commit_uncreate(fs, who, n->backend, n->arch, n->name, &l);
+		w->created = false;
 		goto out;
 	}
 	if (!w->dirty || (!last && !w->written && closer_keeps_open(fs, of, closer)))
 		goto out;
 	/* One attempt: a failure is reported to this close(), not retried. */
+	bare = w->created && !w->written && !w->excl;
 	w->dirty = w->written = false;
+	created = w->created;
+	w->created = false;
 	/* The data follows the inode: to its name after a rename, nowhere
-	 * once it was unlinked (issue 14.5). */
+	 * once it was unlinked. */
 	if (!(n = tree_named(fs->tree, of->node->ino)))
 		goto out;
 	len = w->buf.len;
@@ -261,9 +290,26 @@ int ll_wbuf_commit(struct envfs *fs, struct open_file *of, bool last, pid_t clos
 		err = -EFBIG;
 		goto out;
 	}
-	if ((err = commit_set(fs, n->backend, n->arch, n->name,
-			      w->buf.buf ? w->buf.buf : "", len, &l)) < 0)
+	/* A bare create (touch, `: > NEW`) is compared as an O_EXCL one: a
+	 * name another node wrote meanwhile keeps that value, since in
+	 * etcd's order the create came first (an empty value committed over
+	 * it would be a state no serial order gives). */
+	err = commit_set(fs, who, n->backend, n->arch, n->name, w->buf.buf ? w->buf.buf : "",
+			 len, created && (w->excl || bare), &l);
+	if (err == -EEXIST && bare && fs->sync) {
+		err = 0;
 		goto out;
+	}
+	if (err < 0) {
+		/* Applied nowhere: neither is the creation. One that may
+		 * still land (ETIMEDOUT) is rolled back too, as any change of
+		 * unknown outcome is: if it lands, it comes back through the
+		 * watch like another node's change, so no node is left with
+		 * a file etcd never got. */
+		if (created)
+			commit_uncreate(fs, who, n->backend, n->arch, n->name, &l);
+		goto out;
+	}
 	rebind(fs, of->vn, n, w->buf.buf ? w->buf.buf : "", len, of->secret);
 	/* Whatever the diff says (the same value written again), the kernel
 	 * saw this open's writes change the file's size. */
@@ -308,14 +354,18 @@ void envfs_ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		reply_err(req, -ENOSYS);
 		return;
 	}
-	if (of && of->w)
-		err = ll_wbuf_commit(fs, of, false, fuse_req_ctx(req)->pid);
+	if (of && of->w) {
+		const struct hist_writer who = ll_writer(req);
+
+		err = ll_wbuf_commit(fs, &who, of, false, fuse_req_ctx(req)->pid);
+	}
 	reply_err(req, err);
 }
 
 void envfs_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 			    mode_t mode, struct fuse_file_info *fi)
 {
+	const struct hist_writer who = ll_writer(req);
 	struct envfs *fs = fs_of(req);
 	struct inval_list l = INVAL_LIST_INIT;
 	struct node *p = tree_get(fs->tree, parent), *n = NULL;
@@ -338,23 +388,22 @@ void envfs_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		err = -EACCES;
 		goto out;
 	}
-	if (!env_name_valid(name, strlen(name))) {
-		err = -EINVAL;
+	if ((err = changeable(p, name)) < 0)
 		goto out;
-	}
 	/* The variable exists (empty) from here on, as a created file does;
-	 * the writes land at close. Modes are the mount's (SPEC 7), but one
+	 * the writes land at close. Modes are the mount's, but one
 	 * that grants nothing to others asks for a private file: sed -i's
-	 * temporary of a secret, an O_CREAT with 0600 (issue 14.14). */
-	if ((err = commit_create(fs, p->backend, p->arch, name, fi->flags & O_EXCL,
-				 (mode & 077) == 0, &created, &l)) < 0 ||
-	    (err = tree_intern(fs->tree, p, name, strlen(name), NODE_VAR, 0, &n)) < 0)
+	 * temporary of a secret, an O_CREAT with 0600. */
+	if ((err = commit_create(fs, &who, p->backend, p->arch, name, fi->flags & O_EXCL,
+				 (mode & 077) == 0, &created, &l)) < 0)
 		goto out;
+	if ((err = tree_intern(fs->tree, p, name, strlen(name), NODE_VAR, 0, &n)) < 0)
+		goto undo;
 	e = epoch_enter(&fs->state);
 	if ((err = ll_resolve_node(fs, e, n, &t)) < 0 ||
 	    (err = ll_open_for_write(fs, req, e, t.ino, fi->flags, created, &of)) < 0 ||
 	    (err = ll_fill_attr(fs, e, n, &t, &ep.attr)) < 0)
-		goto out;
+		goto undo;
 	if (created)
 		ep.attr.st_size = ep.attr.st_blocks = 0;
 	ll_target_entry(&t, &ep);
@@ -370,8 +419,15 @@ void envfs_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		ll_wopen_del(fs, of);
 		handles_del(&fs->handles, &of->h);
 		ll_open_file_free(of);
+		/* No open will ever commit it: with --sync the create would
+		 * stay this node's alone. */
+		if (created)
+			commit_uncreate(fs, &who, p->backend, p->arch, name, &l);
 	}
 	goto leave;
+undo:
+	if (created)
+		commit_uncreate(fs, &who, p->backend, p->arch, name, &l);
 out:
 	ll_open_file_free(of);
 	reply_err(req, err);
@@ -415,6 +471,7 @@ static int truncate_own_open(struct envfs *fs, fuse_req_t req, const struct node
 void envfs_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			     int to_set, struct fuse_file_info *fi)
 {
+	const struct hist_writer who = ll_writer(req);
 	struct envfs *fs = fs_of(req);
 	struct open_file *of = fi ? (struct open_file *)(uintptr_t)fi->fh : NULL;
 	struct inval_list l = INVAL_LIST_INIT;
@@ -451,7 +508,10 @@ void envfs_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 
 		if (n->kind != NODE_VAR || (want != 0600 && want != 0644) || !tree_named(fs->tree, n->ino))
 			goto out;
-		if ((err = commit_privacy(fs, n->backend, n->arch, n->name, want == 0600, &l)) < 0)
+		if ((err = changeable(n, n->name)) < 0)
+			goto out;
+		if ((err = commit_privacy(fs, &who, n->backend, n->arch, n->name, want == 0600,
+					  &l)) < 0)
 			goto out;
 		tree_mark_changed(fs->tree, n);
 		rebind(fs, t.vn, n, NULL, 0, want == 0600);
@@ -474,8 +534,10 @@ void envfs_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		/* truncate(2) by path: a change of its own. The kernel holds
 		 * the inode, so the invalidations are not waited for; it
 		 * sets the size from this reply itself. */
+		if ((err = changeable(n, n->name)) < 0)
+			goto out;
 		tree_mark_changed(fs->tree, n);
-		err = commit_truncate(fs, n->backend, n->arch, n->name, attr->st_size, &l);
+		err = commit_truncate(fs, &who, n->backend, n->arch, n->name, attr->st_size, &l);
 		if (err == 0) {
 			rebind(fs, t.vn, n, NULL, 0, t.secret);
 			err = inval_add_inode(&l, ino);
@@ -505,6 +567,7 @@ leave:
 
 void envfs_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	const struct hist_writer who = ll_writer(req);
 	struct envfs *fs = fs_of(req);
 	struct inval_list l = INVAL_LIST_INIT;
 	struct node *p = tree_get(fs->tree, parent);
@@ -519,10 +582,12 @@ void envfs_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		err = -EPERM;       /* an arch, or the host entry: the specs' */
 	else if (p->kind != NODE_ARCH || reserved_name(name))
 		err = -EACCES;
+	else if ((err = changeable(p, name)) < 0)
+		;
 	else {
 		mark_changed(fs, parent, name);
 		/* An open of the old inode must not bring the name back. */
-		if ((err = commit_remove(fs, p->backend, p->arch, name, &l)) == 0)
+		if ((err = commit_remove(fs, &who, p->backend, p->arch, name, &l)) == 0)
 			tree_unlink(fs->tree, parent, name);
 	}
 	/* The kernel drops the name itself; the rest (views, derived
@@ -531,9 +596,26 @@ void envfs_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	reply_err(req, err);
 }
 
+/* Takes the entries of name in parent out of l. */
+static void inval_drop_entry(struct inval_list *l, fuse_ino_t parent, const char *name)
+{
+	size_t i, kept = 0, len = strlen(name);
+
+	for (i = 0; i < l->n; i++) {
+		struct inval_item *it = &l->v[i];
+
+		if (it->parent == parent && it->name_len == len && !memcmp(it->name, name, len))
+			free(it->name);
+		else
+			l->v[kept++] = *it;
+	}
+	l->n = kept;
+}
+
 void envfs_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 			    fuse_ino_t newparent, const char *newname, unsigned int flags)
 {
+	const struct hist_writer who = ll_writer(req);
 	struct envfs *fs = fs_of(req);
 	struct inval_list l = INVAL_LIST_INIT;
 	struct node *p = tree_get(fs->tree, parent), *np = tree_get(fs->tree, newparent);
@@ -563,23 +645,31 @@ void envfs_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		err = -EXDEV;         /* overrides belong to one directory */
 		goto out;
 	}
-	if (!env_name_valid(newname, strlen(newname))) {
-		err = -EINVAL;
+	if ((err = changeable(p, name)) < 0 || (err = changeable(p, newname)) < 0)
 		goto out;
-	}
 	mark_changed(fs, parent, name);
 	mark_changed(fs, parent, newname);
-	if ((err = commit_move(fs, p->backend, p->arch, name, newname,
+	if ((err = commit_move(fs, &who, p->backend, p->arch, name, newname,
 			       flags & RENAME_NOREPLACE, &l)) < 0)
 		goto out;
 	/* The kernel now holds name's inode under newname; make the tree
 	 * agree. Should that fail, dropping both names (once the kernel
 	 * lets go of the directory) makes it look them up again. */
-	if (tree_rename(fs->tree, parent, name, newname) < 0)
-		fprintf(stderr, "primus-envfs: rename %s -> %s: %s\n", name, newname,
+	if (tree_rename(fs->tree, parent, name, newname) < 0) {
+		log_err("rename %s -> %s: %s", name, newname,
 			strerror(ENOMEM));
+		inval_add_entry(&l, parent, newname, strlen(newname));
+	} else if (ll_entry_current(fs, parent, newname)) {
+		/* The kernel moved the inode onto newname itself, and it
+		 * holds newname's value: dropping that entry would evict the
+		 * inode (FUSE keeps none without a dentry), and the next
+		 * lookup would give a new number, so that for a moment
+		 * stat and ls -i disagree. */
+		inval_drop_entry(&l, parent, newname);
+	} else {
+		inval_add_entry(&l, parent, newname, strlen(newname));
+	}
 	inval_add_entry(&l, parent, name, strlen(name));
-	inval_add_entry(&l, parent, newname, strlen(newname));
 out:
 	queue_inval(fs, &l, false);
 	reply_err(req, err);

@@ -1,4 +1,4 @@
-/* Extended attributes (SPEC 6.2); see ll_internal.h. */
+/* Extended attributes: provenance; see ll_internal.h. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -120,7 +120,7 @@ leave:
 	epoch_leave(e);
 }
 
-/* Provenance is computed, never stored: SPEC 7 says EPERM (or ENOTSUP).
+/* Provenance is computed, never stored: setting it is EPERM (or ENOTSUP).
  * Attributes we do not have at all (ACLs above all) are ENOTSUP, which
  * copying tools (sed -i, cp -a) take quietly as "no ACLs here" and fall
  * back to chmod; EPERM would make them complain. */

@@ -27,9 +27,11 @@ static void unescape(char *s)
 	*o = '\0';
 }
 
-/* Walks a mountinfo file: for each line, its mount id, device and mount
- * point (unescaped). each returns nonzero to stop, which is returned. */
-static int each_mount(const char *file, int (*each)(int id, dev_t dev, char *mp, void *arg),
+/* Walks a mountinfo file: for each line, its mount id, device, mount
+ * point (unescaped) and filesystem type. each returns nonzero to stop,
+ * which is returned. */
+static int each_mount(const char *file,
+		      int (*each)(int id, dev_t dev, char *mp, const char *type, void *arg),
 		      void *arg)
 {
 	char *line = NULL;
@@ -42,7 +44,7 @@ static int each_mount(const char *file, int (*each)(int id, dev_t dev, char *mp,
 	while (r == 0 && getline(&line, &cap, f) > 0) {
 		unsigned maj, min;
 		int id, pid, n = 0;
-		char *mp, *end;
+		char *mp, *end, *type;
 
 		/* id parent major:minor root mountpoint ... */
 		if (sscanf(line, "%d %d %u:%u %*s %n", &id, &pid, &maj, &min, &n) < 4 || !n)
@@ -51,8 +53,13 @@ static int each_mount(const char *file, int (*each)(int id, dev_t dev, char *mp,
 		if (!(end = strchr(mp, ' ')))
 			continue;
 		*end = '\0';
+		/* ... optional fields - TYPE source superoptions */
+		if (!(type = strstr(end + 1, " - ")))
+			continue;
+		type += 3;
+		type[strcspn(type, " \n")] = '\0';
 		unescape(mp);
-		r = each(id, makedev(maj, min), mp, arg);
+		r = each(id, makedev(maj, min), mp, type, arg);
 	}
 	free(line);
 	fclose(f);
@@ -62,10 +69,11 @@ static int each_mount(const char *file, int (*each)(int id, dev_t dev, char *mp,
 struct find_mp {
 	const char *mp;
 	dev_t dev;
+	char type[64];
 	bool found;
 };
 
-static int match_mp(int id, dev_t dev, char *mp, void *arg)
+static int match_mp(int id, dev_t dev, char *mp, const char *type, void *arg)
 {
 	struct find_mp *f = arg;
 
@@ -74,8 +82,22 @@ static int match_mp(int id, dev_t dev, char *mp, void *arg)
 	 * path is on top. */
 	if (!strcmp(mp, f->mp)) {
 		f->dev = dev;
+		snprintf(f->type, sizeof(f->type), "%s", type);
 		f->found = true;
 	}
+	return 0;
+}
+
+int procfd_mount_type(const char *path, char *type, size_t size)
+{
+	struct find_mp f = { .mp = path, .found = false };
+	int err = each_mount("/proc/self/mountinfo", match_mp, &f);
+
+	if (err < 0)
+		return err;
+	if (!f.found)
+		return -ENOENT;
+	snprintf(type, size, "%s", f.type);
 	return 0;
 }
 
@@ -103,11 +125,12 @@ struct find_id {
 	dev_t dev;
 };
 
-static int match_id(int id, dev_t dev, char *mp, void *arg)
+static int match_id(int id, dev_t dev, char *mp, const char *type, void *arg)
 {
 	struct find_id *f = arg;
 
 	(void)mp;
+	(void)type;
 	if (id != f->id)
 		return 0;
 	f->dev = dev;

@@ -56,7 +56,7 @@ struct epoch_dir {
 	atomic_int meta_ready[VIEW_COUNT];        /* 0 no, 1 being set, 2 yes */
 };
 
-/* The host entry of one backend (SPEC 6.1): env/<backend>/host, a
+/* The host entry of one backend: env/<backend>/host, a
  * symlink to the arch directory a launch on this node uses. */
 struct epoch_host {
 	char *backend;               /* owned */
@@ -104,7 +104,7 @@ void epoch_dir_free(struct epoch_dir *d);
 /* True when v has a file in its directory: set, and named so that a
  * directory can hold it. A name with a '/', "." or "..", an empty one, one
  * longer than NAME_MAX and one named like a view is reachable through the
- * views only (issue 14.10): the kernel refuses a listing that holds such
+ * views only: the kernel refuses a listing that holds such
  * a name with EIO, and "." or ".." would shadow the dot entries. */
 bool epoch_var_visible(const struct snap_var *v);
 

@@ -1,6 +1,7 @@
-/* The inode table; see tree.h. A vector by inode number plus a hash of
- * (parent, name), both under one mutex: lookups are short and the table
- * is small next to the snapshots it names. Nodes and names come from one
+/* The inode table; see tree.h. A vector by inode number plus a hash
+ * index (hindex.h) of its nodes' numbers by (parent, name), both under
+ * one mutex: lookups are short and the table is small next to the
+ * snapshots it names. Nodes and names come from one
  * arena (nodes are never freed before the tree), which saves a malloc
  * header and the rounding of every node. Vnodes are malloc'ed and freed
  * when the kernel forgets them; their numbers go to a free list, so the
@@ -12,6 +13,8 @@
 #include <string.h>
 
 #include "arena.h"
+#include "grow.h"
+#include "hindex.h"
 #include "tree.h"
 
 /* What an inode number is: a node, or a vnode, or nothing (free). */
@@ -27,8 +30,8 @@ struct tree {
 	fuse_ino_t *free_ino;    /* numbers of freed vnodes, to reuse */
 	uint32_t *free_gen;      /* ... and how often each was used */
 	size_t nfree, cap_free;
-	struct node **buckets;   /* power of two */
-	size_t nbuckets, nnodes;
+	struct hindex names;     /* inode numbers of the nodes found by
+	                            (parent, name) */
 	struct arena *arena;     /* every node and name, also those a
 	                            tree_rename replaced */
 };
@@ -48,67 +51,39 @@ static struct node *node_alloc(struct tree *t, const char *name, size_t len)
 	return n;
 }
 
-static size_t hash_key(fuse_ino_t parent, const char *name, size_t len)
+static uint64_t hash_key(fuse_ino_t parent, const char *name, size_t len)
 {
-	uint64_t h = 1469598103934665603ull ^ (uint64_t)parent;
-	size_t i;
+	uint64_t p = (uint64_t)parent;
 
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)name[i];
-		h *= 1099511628211ull;
-	}
-	return (size_t)(h ^ (h >> 29));
+	return hindex_hash(name, len, hindex_hash(&p, sizeof(p), HINDEX_SEED));
 }
 
 static struct node *find_locked(struct tree *t, fuse_ino_t parent,
 				const char *name, size_t len)
 {
-	struct node *n = t->buckets[hash_key(parent, name, len) & (t->nbuckets - 1)];
+	struct hindex_probe p;
+	size_t i;
 
-	for (; n; n = n->hnext)
-		if (n->parent == parent && n->name_len == len &&
-		    !memcmp(n->name, name, len))
+	for (i = hindex_first(&t->names, hash_key(parent, name, len), &p); i != HINDEX_NONE;
+	     i = hindex_next(&t->names, &p)) {
+		struct node *n = t->by_ino[i].node;
+
+		if (n->parent == parent && n->name_len == len && !memcmp(n->name, name, len))
 			return n;
+	}
 	return NULL;
 }
 
-static int grow_buckets(struct tree *t)
+/* Makes n found by its (parent, name). */
+static int hash_locked(struct tree *t, struct node *n)
 {
-	size_t nb = t->nbuckets * 2, i;
-	struct node **b = calloc(nb, sizeof(*b));
-
-	if (!b)
-		return -ENOMEM;
-	for (i = 0; i < t->nbuckets; i++) {
-		struct node *n = t->buckets[i], *next;
-
-		for (; n; n = next) {
-			size_t h = hash_key(n->parent, n->name, n->name_len) & (nb - 1);
-
-			next = n->hnext;
-			n->hnext = b[h];
-			b[h] = n;
-		}
-	}
-	free(t->buckets);
-	t->buckets = b;
-	t->nbuckets = nb;
-	return 0;
+	return hindex_insert(&t->names, hash_key(n->parent, n->name, n->name_len), n->ino);
 }
 
 /* Makes room for one more number at the end of by_ino. */
 static int grow_ino_locked(struct tree *t)
 {
-	if (t->nino == t->cap_ino) {
-		size_t cap = t->cap_ino ? t->cap_ino * 2 : 64;
-		struct slot *v = realloc(t->by_ino, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->by_ino = v;
-		t->cap_ino = cap;
-	}
-	return 0;
+	return GROW(t->by_ino, t->cap_ino, t->nino, 64);
 }
 
 /* Adds a node under t->lock; the inode number is the next one. */
@@ -117,11 +92,8 @@ static int add_locked(struct tree *t, const struct node *parent, const char *nam
 		      struct node **out)
 {
 	struct node *n;
-	size_t h;
 	int err;
 
-	if (t->nnodes + 1 > t->nbuckets && (err = grow_buckets(t)) < 0)
-		return err;
 	if ((err = grow_ino_locked(t)) < 0)
 		return err;
 	if (!(n = node_alloc(t, name, len)))
@@ -139,11 +111,9 @@ static int add_locked(struct tree *t, const struct node *parent, const char *nam
 		n->backend = parent->backend;
 		n->arch = parent->arch;
 	}
+	if ((err = hash_locked(t, n)) < 0)
+		return err;
 	t->by_ino[t->nino++] = (struct slot){ n, NULL };
-	h = hash_key(n->parent, name, len) & (t->nbuckets - 1);
-	n->hnext = t->buckets[h];
-	t->buckets[h] = n;
-	t->nnodes++;
 	*out = n;
 	return 0;
 }
@@ -157,6 +127,7 @@ int tree_new(struct tree **out)
 		{ "status", NODE_STATUS },
 		{ "diagnostics", NODE_DIAGNOSTICS },
 		{ "env", NODE_ENV },
+		{ "history", NODE_HISTORY },
 	};
 	struct tree *t = calloc(1, sizeof(*t));
 	struct node *root, *n;
@@ -167,10 +138,6 @@ int tree_new(struct tree **out)
 		return -ENOMEM;
 	pthread_mutex_init(&t->lock, NULL);
 	if (!(t->arena = arena_new()))
-		goto out;
-	t->nbuckets = 64;
-	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
-	if (!t->buckets)
 		goto out;
 	/* Slot 0 is no inode; the root is FUSE_ROOT_ID (1). */
 	t->nino = FUSE_ROOT_ID;
@@ -222,7 +189,7 @@ void tree_free(struct tree *t)
 	free(t->by_ino);
 	free(t->free_ino);
 	free(t->free_gen);
-	free(t->buckets);
+	hindex_release(&t->names);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -275,22 +242,12 @@ int tree_intern(struct tree *t, struct node *parent, const char *name,
 
 static void unhash_locked(struct tree *t, struct node *n)
 {
-	struct node **pp = &t->buckets[hash_key(n->parent, n->name, n->name_len) &
-				       (t->nbuckets - 1)];
-
-	for (; *pp; pp = &(*pp)->hnext) {
-		if (*pp == n) {
-			*pp = n->hnext;
-			n->hnext = NULL;
-			t->nnodes--;
-			return;
-		}
-	}
+	hindex_remove(&t->names, hash_key(n->parent, n->name, n->name_len), n->ino);
 }
 
 int tree_rename(struct tree *t, fuse_ino_t parent, const char *from, const char *to)
 {
-	size_t len = strlen(to), h;
+	size_t len = strlen(to);
 	struct node *a, *b, *n;
 	int err = 0;
 
@@ -316,14 +273,20 @@ int tree_rename(struct tree *t, fuse_ino_t parent, const char *from, const char 
 	a->vnodes = NULL;
 	/* b keeps its number (the kernel may still hold it, unlinked) but is
 	 * found by name no more. */
-	if ((b = find_locked(t, parent, to, len)))
-		unhash_locked(t, b);
+	b = find_locked(t, parent, to, len);
+	/* The index holds numbers, and a and n share one: a leaves before n
+	 * comes in. When n cannot (the index could not grow), a goes back
+	 * into the slot it left, which takes no growth and cannot fail, and
+	 * nothing has changed. */
 	unhash_locked(t, a);
+	if (hash_locked(t, n) < 0) {
+		a->vnodes = n->vnodes;
+		(void)hash_locked(t, a);
+		goto out;
+	}
+	if (b)
+		unhash_locked(t, b);
 	t->by_ino[n->ino].node = n;
-	h = hash_key(parent, to, len) & (t->nbuckets - 1);
-	n->hnext = t->buckets[h];
-	t->buckets[h] = n;
-	t->nnodes++;
 	err = 0;
 out:
 	pthread_mutex_unlock(&t->lock);
@@ -661,6 +624,19 @@ struct blob *tree_vnode_bytes(struct tree *t, struct vnode *v, bool *secret)
 		*secret = v->secret;
 	pthread_mutex_unlock(&t->lock);
 	return b;
+}
+
+bool tree_vnode_sole(struct tree *t, const struct node *name, const char *value,
+		     size_t len, bool secret)
+{
+	struct vnode *v;
+	bool sole;
+
+	pthread_mutex_lock(&t->lock);
+	v = t->by_ino[name->ino].node->vnodes;
+	sole = v && !v->next && holds(v, value, len, secret);
+	pthread_mutex_unlock(&t->lock);
+	return sole;
 }
 
 int tree_vnode_rebind(struct tree *t, struct vnode *v, const char *value, size_t len,

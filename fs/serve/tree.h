@@ -7,7 +7,7 @@
  * A variable file is different: its inode is one value (struct vnode).
  * The kernel keeps a file's size and pages by inode, not by open, so an
  * inode whose bytes changed under it would give a reader the size of one
- * value and the bytes of the next (issue 14.6). A variable's name node is
+ * value and the bytes of the next. A variable's name node is
  * never handed to the kernel; a lookup gets the vnode holding the value
  * the epoch gives, an existing one when its bytes are the same, else a
  * new one, and a value changed by a reload gets a new inode number, as a
@@ -47,6 +47,7 @@ enum node_kind {
 	NODE_VAR,            /* env/<backend>/<arch>/<NAME> */
 	NODE_VIEW,           /* env/<backend>/<arch>/{env_file,...} */
 	NODE_HOST,           /* env/<backend>/host: a symlink to an arch */
+	NODE_HISTORY,        /* history: the last generations, JSON */
 };
 
 enum {
@@ -54,6 +55,7 @@ enum {
 	INO_STATUS,
 	INO_DIAGNOSTICS,
 	INO_ENV,
+	INO_HISTORY,
 };
 
 struct vnode;
@@ -66,7 +68,6 @@ struct node {
 	const char *backend;     /* BACKEND and below; borrowed from the tree */
 	const char *arch;        /* ARCH and below; borrowed from the tree */
 	const char *name;        /* NUL-terminated; owned by the tree */
-	struct node *hnext;      /* hash chain by (parent, name) */
 	uint64_t nlookup;        /* kernel references; under the tree's lock */
 	uint32_t name_len;
 	unsigned char kind;      /* enum node_kind */
@@ -136,7 +137,7 @@ int tree_rename(struct tree *t, fuse_ino_t parent, const char *from, const char 
 void tree_unlink(struct tree *t, fuse_ino_t parent, const char *name);
 /* The node ino is now (after renames), or NULL when it has no name any
  * more (unlinked, or another file was moved over it): where an open of
- * the inode commits (issue 14.5). Borrowed. */
+ * the inode commits. Borrowed. */
 struct node *tree_named(struct tree *t, fuse_ino_t ino);
 /* Counts n kernel references to node (a successful lookup reply); not
  * for a variable's name node, whose inodes are vnodes. */
@@ -176,6 +177,11 @@ struct blob *tree_vnode_bytes(struct tree *t, struct vnode *v, bool *secret);
  * truncate): v holds value from now on. Returns 0 or -ENOMEM. */
 int tree_vnode_rebind(struct tree *t, struct vnode *v, const char *value, size_t len,
 		      bool secret);
+/* True when name's inodes are one, holding value with that secrecy:
+ * after a rename, the inode the kernel moved onto the name (a dentry's
+ * inode is always one of its name's) is then the one a lookup gives. */
+bool tree_vnode_sole(struct tree *t, const struct node *name, const char *value,
+		     size_t len, bool secret);
 /* True when the kernel holds a reference, so it may cache the node. */
 bool tree_known(struct tree *t, const struct node *node);
 /* Marks node's file as changed through the mount (a write open, a

@@ -94,10 +94,15 @@
  * another thread may call. libcurl is initialized once per process on the
  * first etcd_client_new() (curl_global_init, never cleaned up).
  *
- * Sizes. A reply is read up to ETCD_REPLY_MAX bytes; a range returns at
- * most ETCD_RANGE_MAX keys unless a smaller limit is given, and says when
- * more exist (no pagination). etcd itself refuses requests over 1.5 MiB by
- * default (--max-request-bytes). Keys are C strings here (no NUL byte);
+ * Sizes. A reply is read up to ETCD_REPLY_MAX bytes (then -EMSGSIZE); a
+ * range returns at most ETCD_RANGE_MAX keys unless a smaller limit is
+ * given, and says when more exist: etcd_range_read() reads one page (keys
+ * after a key, values or not, at a given revision), and a reader pages
+ * with it until `more` is false. A watch asks etcd to split a batch of
+ * events into fragments (at most --max-request-bytes each, or one event)
+ * and joins them, so only a single event over ETCD_REPLY_MAX is too large
+ * to read. etcd itself refuses requests over 1.5 MiB by default
+ * (--max-request-bytes). Keys are C strings here (no NUL byte);
  * values are any bytes. */
 #ifndef ENVFS_ETCD_H
 #define ENVFS_ETCD_H
@@ -174,6 +179,12 @@ int etcd_get(struct etcd_client *c, const char *key, struct etcd_range *out);
 int etcd_get_prefix(struct etcd_client *c, const char *prefix, size_t limit,
                     struct etcd_range *out);
 
+/* One page of a range (struct etcd_range_req in sync_api.h). With
+ * rq->revision older than etcd keeps: -ESTALE (read again from the
+ * first page). Caller-owned: etcd_range_free(), also after an error. */
+int etcd_range_read(struct etcd_client *c, const struct etcd_range_req *rq,
+                    struct etcd_range *out);
+
 void etcd_range_free(struct etcd_range *r);
 
 /* Sets key to the len bytes at value, attached to lease (0: none).
@@ -238,7 +249,12 @@ int etcd_lease_ttl(struct etcd_client *c, int64_t id, int64_t *remaining,
  * (etcd_watch returns 0), < 0 to stop with that error. It runs on the
  * watching thread, inside the client's transfer: it must not call the
  * watching client (another client is fine), and it should hand the events
- * on rather than block, since the stream waits meanwhile. */
+ * on rather than block, since the stream waits meanwhile. While the
+ * callback runs, end->next_revision is the first revision not delivered
+ * before it (so with n 0: every change below it was delivered; the
+ * established revision itself may still have changes on their way).
+ * The watch asks for fragments and progress notices: a revision is
+ * delivered whole, however etcd split it. */
 /* Watches every key starting with prefix, from start_revision (0: from
  * now), on a member that has a leader (the Hasleader header: etcd closes
  * the stream 3 election timeouts after its member loses the leader).

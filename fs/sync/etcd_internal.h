@@ -42,6 +42,9 @@ int ej_parse(const char *s, size_t n, struct json_object **out);
 int ej_i64(struct json_object *o, const char *key, int64_t *out);
 int ej_u64(struct json_object *o, const char *key, uint64_t *out);
 int ej_bool(struct json_object *o, const char *key, bool *out);
+/* A string field or null: *out NULL for null or missing, else a copy
+ * (caller frees). */
+int ej_string(struct json_object *o, const char *key, char **out);
 /* The base64 field key, decoded into *out (malloc'd, NUL-terminated,
  * caller frees; "" when missing). */
 int ej_bytes(struct json_object *o, const char *key, char **out, size_t *len);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "text.h"
 
 /* Objects nest 4 deep in etcd's replies; 32 leaves room and bounds the
@@ -113,13 +114,23 @@ int ej_bool(struct json_object *o, const char *key, bool *out)
 	return 0;
 }
 
+int ej_string(struct json_object *o, const char *key, char **out)
+{
+	struct json_object *f;
+
+	*out = NULL;
+	if (!json_object_object_get_ex(o, key, &f) || !f)
+		return 0;
+	if (!json_object_is_type(f, json_type_string))
+		return -EPROTO;
+	return (*out = strdup(json_object_get_string(f))) ? 0 : -ENOMEM;
+}
+
 int ej_bytes(struct json_object *o, const char *key, char **out, size_t *len)
 {
 	struct json_object *f;
-	struct base64_decode_ctx ctx;
 	const char *src = "";
-	size_t n = 0, dlen;
-	char *dst;
+	size_t n = 0;
 
 	*out = NULL;
 	*len = 0;
@@ -129,19 +140,7 @@ int ej_bytes(struct json_object *o, const char *key, char **out, size_t *len)
 		src = json_object_get_string(f);
 		n = (size_t)json_object_get_string_len(f);
 	}
-	if (!(dst = malloc(BASE64_DECODE_LENGTH(n) + 1)))
-		return -ENOMEM;
-	base64_decode_init(&ctx);
-	dlen = BASE64_DECODE_LENGTH(n);
-	if (!base64_decode_update(&ctx, &dlen, (uint8_t *)dst, n, src) ||
-	    !base64_decode_final(&ctx)) {
-		free(dst);
-		return -EPROTO;
-	}
-	dst[dlen] = 0;
-	*out = dst;
-	*len = dlen;
-	return 0;
+	return json_b64_decode(src, n, out, len);
 }
 
 int ej_revision(struct json_object *o, int64_t *out)

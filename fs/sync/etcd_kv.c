@@ -69,71 +69,142 @@ void etcd_range_free(struct etcd_range *r)
 	memset(r, 0, sizeof *r);
 }
 
-static int range(struct etcd_client *c, const char *key, bool prefix, size_t limit,
-                 struct etcd_range *out)
+/* Fills out from a range reply (at most limit keys). */
+static int range_reply(struct json_object *reply, size_t limit, struct etcd_range *out)
 {
-	struct json_object *body, *reply = NULL, *kvs;
-	char what[160];
+	struct json_object *kvs;
 	size_t n;
 	int err;
 
+	if (ej_revision(reply, &out->revision) < 0 || ej_bool(reply, "more", &out->more) < 0 ||
+	    ej_i64(reply, "count", &out->count) < 0)
+		return -EPROTO;
+	if (!json_object_object_get_ex(reply, "kvs", &kvs) || !kvs)
+		return 0;
+	if (!json_object_is_type(kvs, json_type_array))
+		return -EPROTO;
+	n = json_object_array_length(kvs);
+	if (n > limit)
+		return -EPROTO;
+	if (n && !(out->kvs = calloc(n, sizeof *out->kvs)))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if ((err = kv_parse(json_object_array_get_idx(kvs, i), &out->kvs[i])) < 0)
+			return err;
+		out->n++;
+	}
+	return 0;
+}
+
+/* The body of rq: key (prefix, or the byte after rq->after: after + NUL),
+ * range_end (the prefix's end, or the byte after rq->last), limit,
+ * revision, keys_only. */
+static int range_body(const struct etcd_range_req *rq, size_t limit, struct json_object **out)
+{
+	struct json_object *o = json_object_new_object();
+	size_t n = strlen(rq->prefix), elen;
+	char *end = malloc(n + 1);
+	int err = -ENOMEM;
+
+	if (!o || !end)
+		goto out;
+	if (rq->after)
+		err = ej_add_b64(o, "key", rq->after, strlen(rq->after) + 1);
+	else
+		err = n ? ej_add_b64(o, "key", rq->prefix, n) : ej_add_b64(o, "key", "", 1);
+	if (err < 0)
+		goto out;
+	if (rq->last) {
+		err = ej_add_b64(o, "range_end", rq->last, strlen(rq->last) + 1);
+	} else {
+		ej_prefix_end(rq->prefix, n, end, &elen);
+		err = ej_add_b64(o, "range_end", end, elen);
+	}
+	if (err < 0 || (err = ej_add_i64(o, "limit", (int64_t)limit)) < 0 ||
+	    (rq->revision && (err = ej_add_i64(o, "revision", rq->revision)) < 0) ||
+	    (rq->min_mod_revision &&
+	     (err = ej_add_i64(o, "min_mod_revision", rq->min_mod_revision)) < 0) ||
+	    (rq->max_mod_revision &&
+	     (err = ej_add_i64(o, "max_mod_revision", rq->max_mod_revision)) < 0))
+		goto out;
+	if (rq->keys_only &&
+	    (err = json_object_object_add(o, "keys_only", json_object_new_boolean(1))) < 0)
+		goto out;
+	if (rq->serializable &&
+	    (err = json_object_object_add(o, "serializable", json_object_new_boolean(1))) < 0)
+		goto out;
+	*out = o;
+	o = NULL;
+out:
+	free(end);
+	json_object_put(o);
+	return err < 0 ? -ENOMEM : 0;
+}
+
+int etcd_range_read(struct etcd_client *c, const struct etcd_range_req *rq,
+                    struct etcd_range *out)
+{
+	struct json_object *body = NULL, *reply = NULL;
+	char what[160];
+	size_t limit;
+	int err;
+
 	memset(out, 0, sizeof *out);
-	conn_what(what, sizeof what, prefix ? "get --prefix" : "get", key);
+	conn_what(what, sizeof what, "get --prefix", rq && rq->prefix ? rq->prefix : "");
 	if ((err = conn_begin(c)) < 0)
 		return err;
-	if (!prefix && (err = check_key(c, what, key)) < 0)
-		return err;
-	if (!key) {
-		conn_fail(c, what, "no prefix");
+	if (!rq || !rq->prefix || rq->revision < 0) {
+		conn_fail(c, what, "needs a prefix and a revision >= 0");
 		return -EINVAL;
 	}
-	if (limit == 0 || limit > ETCD_RANGE_MAX)
-		limit = ETCD_RANGE_MAX;
-	if (!(body = json_object_new_object()) || add_range(body, key, prefix) < 0 ||
-	    (prefix && ej_add_i64(body, "limit", (int64_t)limit) < 0)) {
+	limit = rq->limit == 0 || rq->limit > ETCD_RANGE_MAX ? ETCD_RANGE_MAX : rq->limit;
+	if (range_body(rq, limit, &body) < 0) {
+		conn_fail(c, what, "out of memory");
+		return -ENOMEM;
+	}
+	if ((err = conn_unary_json(c, what, "/v3/kv/range", body, &reply, NULL)) < 0)
+		return err;
+	err = range_reply(reply, limit, out);
+	json_object_put(reply);
+	if (err < 0) {
+		etcd_range_free(out);
+		conn_fail(c, what, err == -ENOMEM ? "out of memory" : "malformed range reply");
+	}
+	return err;
+}
+
+int etcd_get(struct etcd_client *c, const char *key, struct etcd_range *out)
+{
+	struct json_object *body, *reply = NULL;
+	char what[160];
+	int err;
+
+	memset(out, 0, sizeof *out);
+	conn_what(what, sizeof what, "get", key);
+	if ((err = conn_begin(c)) < 0 || (err = check_key(c, what, key)) < 0)
+		return err;
+	if (!(body = json_object_new_object()) || add_range(body, key, false) < 0) {
 		json_object_put(body);
 		conn_fail(c, what, "out of memory");
 		return -ENOMEM;
 	}
 	if ((err = conn_unary_json(c, what, "/v3/kv/range", body, &reply, NULL)) < 0)
 		return err;
-	err = -EPROTO;
-	if (ej_revision(reply, &out->revision) < 0 || ej_bool(reply, "more", &out->more) < 0)
-		goto bad;
-	if (json_object_object_get_ex(reply, "kvs", &kvs) && kvs) {
-		if (!json_object_is_type(kvs, json_type_array))
-			goto bad;
-		n = json_object_array_length(kvs);
-		if (n > limit)
-			goto bad;
-		if (n && !(out->kvs = calloc(n, sizeof *out->kvs))) {
-			err = -ENOMEM;
-			goto bad;
-		}
-		for (size_t i = 0; i < n; i++) {
-			if ((err = kv_parse(json_object_array_get_idx(kvs, i), &out->kvs[i])) < 0)
-				goto bad;
-			out->n++;
-		}
+	err = range_reply(reply, 1, out);
+	json_object_put(reply);
+	if (err < 0) {
+		etcd_range_free(out);
+		conn_fail(c, what, err == -ENOMEM ? "out of memory" : "malformed range reply");
 	}
-	json_object_put(reply);
-	return 0;
-bad:
-	json_object_put(reply);
-	etcd_range_free(out);
-	conn_fail(c, what, err == -ENOMEM ? "out of memory" : "malformed range reply");
 	return err;
-}
-
-int etcd_get(struct etcd_client *c, const char *key, struct etcd_range *out)
-{
-	return range(c, key, false, 1, out);
 }
 
 int etcd_get_prefix(struct etcd_client *c, const char *prefix, size_t limit,
                     struct etcd_range *out)
 {
-	return range(c, prefix, true, limit, out);
+	struct etcd_range_req rq = { .prefix = prefix, .limit = limit };
+
+	return etcd_range_read(c, &rq, out);
 }
 
 /* {"key","value","lease"}: the body of a put, alone or in a txn. */
@@ -341,8 +412,11 @@ static int txn(struct etcd_client *c, const char *what, const struct etcd_cmp *c
 		conn_fail(c, what, "out of memory");
 		return -ENOMEM;
 	}
-	if ((err = conn_unary_json(c, what, "/v3/kv/txn", body, &reply, &uncertain)) < 0)
+	/* On an error too: whether an attempt was sent and its answer lost. */
+	if ((err = conn_unary_json(c, what, "/v3/kv/txn", body, &reply, &uncertain)) < 0) {
+		res->uncertain = uncertain;
 		return err;
+	}
 	err = ej_bool(reply, "succeeded", &res->succeeded);
 	if (err == 0)
 		err = ej_revision(reply, &res->revision);

@@ -8,7 +8,15 @@
  * when the connection breaks, or when a probe finds the member silent:
  * a stopped process keeps its sockets and would hold a quiet stream open
  * forever, so after probe_ms without a byte the watch asks the member for
- * its status (with the Hasleader header) and ends if it gets no answer. */
+ * its version and ends if it gets no answer. (Not its status: every node
+ * probes every probe_ms, and a status call through the gateway costs the
+ * member four times the CPU of /version, which its HTTP server answers
+ * itself; a member that lost its leader ends the stream on its own.)
+ *
+ * A batch of events (a watch that resumes far behind) can be far larger
+ * than a reply this client reads: the watch asks etcd for fragments (at
+ * most --max-request-bytes each, or one event) and joins them into whole
+ * revisions. */
 #include "etcd_internal.h"
 
 #include <errno.h>
@@ -33,6 +41,8 @@ struct watch {
 	int action;
 	struct strbuf why;
 	struct strbuf line;      /* an unfinished line, or an error body */
+	struct json_object *held;/* a fragment's last revision's events,
+	                          * until the next fragment says it is whole */
 	long http;
 	int64_t last_data;
 	/* The probe: */
@@ -117,12 +127,12 @@ static int parse_event(struct json_object *e, struct etcd_kv *kv, struct etcd_ev
 	return 0;
 }
 
-/* Hands the events to the callback, one revision at a time, each
+/* Hands events[0..n) to the callback, one revision at a time, each
  * revision once: those before end->next_revision were delivered before a
  * reconnect. */
-static void deliver(struct watch *w, struct json_object *events)
+static void deliver_n(struct watch *w, struct json_object *events, size_t n)
 {
-	size_t n = json_object_array_length(events), i = 0;
+	size_t i = 0;
 	struct etcd_event *ev = calloc(n, sizeof *ev);
 	struct etcd_kv *kv = calloc(n, sizeof *kv);
 	int64_t prev = 0;
@@ -166,11 +176,72 @@ out:
 	free(kv);
 }
 
+static int64_t event_revision(struct json_object *e)
+{
+	struct json_object *o;
+	int64_t rev = 0;
+
+	if (json_object_object_get_ex(e, "kv", &o))
+		ej_i64(o, "mod_revision", &rev);
+	return rev;
+}
+
+/* The events of one message. etcd splits a large batch into fragments
+ * anywhere, even inside one revision: a fragment's events are delivered
+ * but those of its last revision, held until a later fragment or the
+ * last one shows the revision whole. */
+static void deliver(struct watch *w, struct json_object *events, bool fragment)
+{
+	size_t nh = w->held ? json_object_array_length(w->held) : 0;
+	size_t ne = events ? json_object_array_length(events) : 0, n = nh + ne, cut = n;
+	struct json_object *all = json_object_new_array_ext((int)(n ? n : 1)), *rest = NULL;
+
+	if (!all)
+		goto nomem;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = i < nh ? json_object_array_get_idx(w->held, i)
+		                               : json_object_array_get_idx(events, i - nh);
+
+		if (json_object_array_add(all, json_object_get(e)) < 0) {
+			json_object_put(e);
+			goto nomem;
+		}
+	}
+	json_object_put(w->held);
+	w->held = NULL;
+	if (fragment && n) {
+		int64_t last = event_revision(json_object_array_get_idx(all, n - 1));
+
+		while (cut > 0 && event_revision(json_object_array_get_idx(all, cut - 1)) == last)
+			cut--;
+		if (!(rest = json_object_new_array_ext((int)(n - cut))))
+			goto nomem;
+		for (size_t i = cut; i < n; i++) {
+			struct json_object *e = json_object_array_get_idx(all, i);
+
+			if (json_object_array_add(rest, json_object_get(e)) < 0) {
+				json_object_put(e);
+				goto nomem;
+			}
+		}
+		w->held = rest;
+		rest = NULL;
+	}
+	if (cut)
+		deliver_n(w, all, cut);
+	json_object_put(all);
+	return;
+nomem:
+	json_object_put(rest);
+	json_object_put(all);
+	finish(w, -ENOMEM, ERR_FINAL, "out of memory");
+}
+
 static void on_message(struct watch *w, const char *s, size_t len)
 {
 	struct json_object *o, *r, *events;
 	const char *message;
-	bool created, canceled, ambiguous;
+	bool created, canceled, ambiguous, fragment;
 	int64_t rev;
 	int code, err, action;
 
@@ -188,7 +259,7 @@ static void on_message(struct watch *w, const char *s, size_t len)
 	}
 	if (!json_object_object_get_ex(o, "result", &r) || !json_object_is_type(r, json_type_object) ||
 	    ej_bool(r, "created", &created) < 0 || ej_bool(r, "canceled", &canceled) < 0 ||
-	    ej_revision(r, &rev) < 0) {
+	    ej_bool(r, "fragment", &fragment) < 0 || ej_revision(r, &rev) < 0) {
 		finish(w, -EPROTO, ERR_FINAL, "malformed watch message");
 		goto out;
 	}
@@ -211,8 +282,8 @@ static void on_message(struct watch *w, const char *s, size_t len)
 			finish(w, -EPROTO, ERR_FINAL, "malformed watch events");
 			goto out;
 		}
-		if (json_object_array_length(events)) {
-			deliver(w, events);
+		if (json_object_array_length(events) || w->held) {
+			deliver(w, events, fragment);
 			goto out;
 		}
 	}
@@ -282,8 +353,7 @@ static void probe_stop(struct watch *w)
 
 static int probe_start(struct watch *w)
 {
-	static const struct etcd_req rq = { .what = "probe", .path = "/v3/maintenance/status",
-	                                    .body = "{}", .len = 2, .noauth = true };
+	static const struct etcd_req rq = { .what = "probe", .path = "/version", .noauth = true };
 	struct etcd_client *c = w->c;
 
 	if (conn_prepare(c, c->probe, &c->ep[c->cur], &rq, c->attempt_ms, false, &w->probe_hdr) < 0)
@@ -340,6 +410,8 @@ static void watch_attempt(struct etcd_client *c, const struct etcd_req *rq,
 	w->created = w->done = false;
 	w->http = 0;
 	w->last_data = conn_now_ms();
+	json_object_put(w->held);
+	w->held = NULL;
 	sb_reset(&w->line);
 	sb_reset(&w->why);
 	if ((err = conn_prepare(c, c->easy, &c->ep[c->cur], rq, timeout_ms, true, &hdr)) < 0) {
@@ -351,6 +423,10 @@ static void watch_attempt(struct etcd_client *c, const struct etcd_req *rq,
 	curl_easy_setopt(c->easy, CURLOPT_WRITEDATA, w);
 	err = conn_run(c, c->easy, &deadline, watch_tick, w, &rc);
 	probe_stop(w);
+	/* A revision whose last fragment never came is sent again from
+	 * end->next_revision. */
+	json_object_put(w->held);
+	w->held = NULL;
 	conn_free_headers(hdr);
 	if (w->done) {
 		at->err = w->result;
@@ -423,7 +499,9 @@ int etcd_watch(struct etcd_client *c, const char *prefix, int64_t start_revision
 	ej_prefix_end(prefix, n, rend, &elen);
 	if ((n ? ej_add_b64(cr, "key", prefix, n) : ej_add_b64(cr, "key", "", 1)) < 0 ||
 	    ej_add_b64(cr, "range_end", rend, elen) < 0 ||
-	    (start_revision && ej_add_i64(cr, "start_revision", start_revision) < 0))
+	    (start_revision && ej_add_i64(cr, "start_revision", start_revision) < 0) ||
+	    json_object_object_add(cr, "fragment", json_object_new_boolean(1)) < 0 ||
+	    json_object_object_add(cr, "progress_notify", json_object_new_boolean(1)) < 0)
 		goto nomem;
 	if (json_object_object_add(body, "create_request", cr) < 0)
 		goto nomem;

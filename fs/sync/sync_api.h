@@ -36,7 +36,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ENVFS_SYNC_API_VERSION 1
+/* 2: struct etcd_range_req gained min_mod_revision, max_mod_revision.
+ * 3: and serializable. */
+#define ENVFS_SYNC_API_VERSION 3
 /* The module's file name, and the one symbol it exports. */
 #define ENVFS_SYNC_MODULE_NAME "primus-envfs-sync.so"
 #define ENVFS_SYNC_API_SYMBOL "envfs_sync_api"
@@ -77,6 +79,8 @@ struct sync_opts {
 struct etcd_client;
 struct node_summary;         /* node_record.h */
 struct node_detail;
+struct rr_doc;               /* run_record.h */
+struct hist_gen;             /* history.h */
 
 struct etcd_opts {
 	unsigned attempt_ms;    /* one attempt on one endpoint (0: 1000) */
@@ -127,6 +131,29 @@ struct etcd_range {
 	int64_t revision;        /* the store's revision this answer is of:
 	                          * watch from revision + 1 to miss nothing */
 	bool more;               /* the limit cut the answer short */
+	int64_t count;           /* keys in the whole range (etcd's count) */
+};
+
+/* One page of a range (etcd_range_read): the keys starting with prefix,
+ * after `after` (exclusive; NULL: from the first) up to `last`
+ * (inclusive; NULL: to the prefix's end), sorted by key. Pages of one
+ * read pass the first page's revision, so that every page shows the
+ * store as it was then. */
+struct etcd_range_req {
+	const char *prefix;      /* "" is every key */
+	const char *after;
+	const char *last;
+	size_t limit;            /* 0 or more than ETCD_RANGE_MAX: that */
+	int64_t revision;        /* 0: the current one */
+	bool keys_only;          /* no values (the rest of each kv is there) */
+	/* Only keys last changed within [min, max] (0: no bound). etcd
+	 * still walks the range, but the answer holds those keys alone. */
+	int64_t min_mod_revision, max_mod_revision;
+	/* Answered by the member from its own store, without a round
+	 * through the leader: cheaper, but as of the revision that member
+	 * applied, which may be behind what etcd acknowledged (the answer's
+	 * revision says which). */
+	bool serializable;
 };
 
 enum etcd_target { ETCD_MOD, ETCD_CREATE, ETCD_VERSION };
@@ -155,7 +182,10 @@ struct etcd_txn_result {
 	bool succeeded;          /* every compare held: the then-ops ran */
 	bool uncertain;          /* !succeeded, but an earlier attempt of
 	                          * this call timed out after sending: it
-	                          * may have applied the then-ops */
+	                          * may have applied the then-ops. When the
+	                          * txn fails (an error), whether some
+	                          * attempt was sent and lost its answer:
+	                          * false, nothing can apply */
 	int64_t revision;        /* the store's revision after the txn */
 };
 
@@ -253,7 +283,7 @@ struct envfs_sync_api {
 	/* New entries go here, at the end (see the top of this file). */
 
 	/* sync-verify's (agreed: appended, no version change). The node
-	 * records' decoders (fs/sync/record.h), which need json-c: `verify`
+	 * records' decoders (resolver/engine/node_record_decode.h): `verify`
 	 * reads the records through them. The types are node_record.h's
 	 * (resolver/engine/), compiled into both sides from the same header;
 	 * what they return is freed with node_summary_free() and
@@ -265,6 +295,20 @@ struct envfs_sync_api {
 
 	/* etcd_set_bound(): a shorter bound for the calls of a shutdown. */
 	void (*set_bound)(struct etcd_client *c, unsigned total_ms);
+
+	/* etcd_range_read(): one page of a range, for reads that page
+	 * through a prefix at one revision. */
+	int (*range_read)(struct etcd_client *c, const struct etcd_range_req *rq,
+	                  struct etcd_range *out);
+
+	/* diff's: a run record read back (run_record_decode.h; the types
+	 * are run_record.h's, freed with rr_doc_free()). */
+	int (*decode_run_record)(const char *p, size_t n, struct rr_doc **out,
+	                         char *msg, size_t msglen);
+	/* history's and diff gen:N's: a mount's history file read back
+	 * (history_decode.h; history.h's types, hist_gens_free()). */
+	int (*decode_history)(const char *p, size_t n, struct hist_gen **out,
+	                      size_t *nout, size_t *keep, char *msg, size_t msglen);
 };
 
 /* True when the module's table has member (it may be older). */

@@ -7,7 +7,7 @@
  * A change of any of those names (an edit of the file, a rename over
  * it, a link pointed elsewhere, a Kubernetes ConfigMap swapping ..data)
  * changes what the path reads, so the reload thread watches each
- * directory for its names (issue 14.9). The chain is computed again after
+ * directory for its names. The chain is computed again after
  * every reload, since each swap changes it. */
 #ifndef ENVFS_CHAIN_H
 #define ENVFS_CHAIN_H

@@ -7,7 +7,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
 #include "commit.h"
+#include "history_note.h"
+#include "publish.h"
 #include "statefile.h"
 #include "status.h"
 #include "syncd.h"
@@ -21,10 +24,13 @@ struct change {
 	bool privacy;                /* only the override's private flag: chmod */
 	const char *value;           /* set: the new value */
 	size_t len;
+	const struct hist_writer *who; /* who asked (NULL: not known) */
 	signed char private;         /* the override's flag: 0, 1, or -1 to keep
 	                                it (a set) */
+	bool pending;                /* --sync: a create, not shared yet */
 	bool had;                    /* an override existed */
-	bool had_private;
+	bool had_private, had_pending;
+	struct override_stamp had_stamp;
 	char *old;                   /* its value (NULL: it was an unset); owned */
 	size_t old_len;
 };
@@ -39,6 +45,8 @@ static int change_apply(struct override_set *ov, const char *backend,
 	if (o) {
 		ch->had = true;
 		ch->had_private = o->private;
+		ch->had_pending = o->pending;
+		ch->had_stamp = o->stamp;
 		ch->old_len = o->value_len;
 		if (o->value && !(ch->old = xstrndup(o->value, o->value_len)))
 			return -ENOMEM;
@@ -46,9 +54,16 @@ static int change_apply(struct override_set *ov, const char *backend,
 	if (ch->privacy)
 		return override_set_mark_private(ov, backend, arch, ch->name, ch->private);
 	if (!ch->remove) {
-		if ((err = override_set_put(ov, backend, arch, ch->name, ch->value, ch->len)) < 0 ||
-		    ch->private < 0)
+		struct override_stamp st;
+
+		if ((err = override_set_put(ov, backend, arch, ch->name, ch->value, ch->len)) < 0)
 			return err;
+		history_stamp(ch->who, &st);
+		override_set_stamp(ov, backend, arch, ch->name, &st);
+		if (ch->pending)
+			override_set_mark_pending(ov, backend, arch, ch->name, true);
+		if (ch->private < 0)
+			return 0;
 		return override_set_mark_private(ov, backend, arch, ch->name, ch->private);
 	}
 	/* rm of an override brings the resolved value back; rm of anything
@@ -68,11 +83,16 @@ static void change_undo(struct override_set *ov, const char *backend,
 		if (err == 0)
 			err = override_set_mark_private(ov, backend, arch, ch->name,
 							ch->had_private);
+		if (err == 0)
+			err = override_set_stamp(ov, backend, arch, ch->name, &ch->had_stamp);
+		if (err == 0)
+			err = override_set_mark_pending(ov, backend, arch, ch->name,
+							ch->had_pending);
 	} else {
 		err = override_set_drop(ov, backend, arch, ch->name);
 	}
 	if (err < 0 && err != -ENOENT)
-		fprintf(stderr, "primus-envfs: cannot roll back the override of %s/%s/%s: %s\n",
+		log_err("cannot roll back the override of %s/%s/%s: %s",
 			backend, arch, ch->name, strerror(-err));
 }
 
@@ -104,6 +124,40 @@ out:
 /* apply's flags. */
 #define APPLY_EXCL 1u        /* --sync: ch[0] must not exist in etcd yet */
 #define APPLY_REMOTE 2u      /* the change came from etcd: not shared back */
+#define APPLY_LOCAL 4u       /* --sync: a create, neither shared nor saved:
+                                its first close carries it (a value of its
+                                own, never the empty one in passing) */
+
+/* The --state document of fs->ov into doc (ov_lock held), when the
+ * change must fit it: --state is saved, or (--sync) every node of the
+ * run must be able to hold what this node shares. A local change that
+ * leaves it over STATEFILE_WRITE_MAX and larger than it was is refused
+ * (-EFBIG) before anything is shared; a change from another node never
+ * is (it is in the run already), up to what a state file loads. */
+static int render_state(struct envfs *fs, unsigned flags, struct strbuf *doc)
+{
+	bool remote = flags & APPLY_REMOTE;
+	int err;
+
+	if (!fs->state_path && (remote || !fs->sync))
+		return 0;
+	if ((err = statefile_render(&fs->ov, doc)) < 0)
+		return err;
+	if (doc->len > STATEFILE_LOAD_MAX ||
+	    (!remote && doc->len > STATEFILE_WRITE_MAX && doc->len > fs->state_doc_len))
+		return -EFBIG;
+	return 0;
+}
+
+/* What the history says a commit of ch did. */
+static enum hist_cause cause_of(const struct change *ch, size_t nch, unsigned flags)
+{
+	if (flags & APPLY_REMOTE)
+		return HIST_SYNC;
+	if (nch == 2 && !ch[0].remove && ch[1].remove)
+		return HIST_MV;
+	return ch[0].remove ? HIST_RM : HIST_WRITE;
+}
 
 /* --sync: the names of ch, for syncd_commit. */
 static int share(struct envfs *fs, const char *backend, const char *arch,
@@ -113,11 +167,12 @@ static int share(struct envfs *fs, const char *backend, const char *arch,
 	const char *names[2];
 	size_t i;
 
-	if (!fs->sync || (flags & APPLY_REMOTE) || ch[0].privacy)
+	if (!fs->sync || (flags & (APPLY_REMOTE | APPLY_LOCAL)) || ch[0].privacy)
 		return 0;
 	for (i = 0; i < nch && i < 2; i++)
 		names[i] = ch[i].name;
-	return syncd_commit(fs->sync, backend, arch, names, i, flags & APPLY_EXCL, snap);
+	return syncd_commit(fs->sync, ch[0].who, backend, arch, names, i, flags & APPLY_EXCL,
+			    hist_cause_name(cause_of(ch, nch, flags)), snap);
 }
 
 /* Applies changes to backend/arch and publishes; publish_lock held, prev
@@ -128,8 +183,9 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 		 struct inval_list *inval)
 {
 	const char *state = fs->state_path;
+	struct strbuf doc = STRBUF_INIT;
 	struct snapshot *snap = NULL;
-	struct epoch *next = NULL, *old, *pub;
+	struct epoch *next = NULL;
 	size_t applied = 0, i;
 	int serr;
 	bool save_failed = false, shared = false;
@@ -140,6 +196,8 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 		err = change_apply(&fs->ov, backend, arch, &ch[applied]);
 	if (err == 0)
 		err = resolve_dir(fs->world, &fs->ov, backend, arch, &snap);
+	if (err == 0)
+		err = render_state(fs, flags, &doc);
 	pthread_mutex_unlock(&fs->ov_lock);
 	if (err == 0 && ch[0].privacy) {
 		/* A chmod must change the mode it asks for: a variable that
@@ -152,11 +210,8 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 	if (err < 0)
 		goto undo;
 	if ((err = epoch_with_dir(prev, snap, &next)) < 0 ||
-	    (err = inval_diff(NULL, prev, next, inval)) < 0)
+	    (err = envfs_stage(prev, next, inval)) < 0)
 		goto undo;
-	next->generation = prev->generation + (inval->changed ? 1 : 0);
-	if (!inval->changed)
-		next->changed = prev->changed;
 	if ((err = render_texts(fs, prev, next)) < 0 ||
 	    (err = inval_add_inode(inval, INO_STATUS)) < 0 ||
 	    (err = inval_add_inode(inval, INO_DIAGNOSTICS)) < 0)
@@ -165,32 +220,23 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 	 * leaves --state and the epoch as they were. */
 	if ((err = share(fs, backend, arch, ch, nch, flags, snap)) < 0)
 		goto undo;
-	shared = fs->sync && !(flags & APPLY_REMOTE);
+	shared = fs->sync && !(flags & (APPLY_REMOTE | APPLY_LOCAL));
 	/* Durable before anyone can see it: close() returns after this. */
-	if (state) {
-		pthread_mutex_lock(&fs->ov_lock);
-		err = statefile_save(state, &fs->ov);
-		pthread_mutex_unlock(&fs->ov_lock);
+	if (state && !(flags & APPLY_LOCAL)) {
+		err = statefile_write(state, &doc);
 		if (err < 0) {
-			fprintf(stderr, "primus-envfs: cannot save the state to %s: %s; "
-				"the change is refused\n", state, strerror(-err));
+			log_err("cannot save the state to %s: %s; "
+				"the change is refused", state, strerror(-err));
 			save_failed = true;
 			goto undo;
 		}
 	}
-	pub = next;
-	old = epoch_publish(&fs->state, next);
+	if (doc.len && !(flags & APPLY_LOCAL))
+		fs->state_doc_len = doc.len;
+	envfs_publish(fs, &(struct envfs_next){ .prev = prev, .next = next, .dirs = true,
+						.cause = cause_of(ch, nch, flags),
+						.who = ch[0].who }, inval);
 	next = NULL;
-	/* As in a reload: answers from the old epoch reach the kernel before
-	 * the invalidations do, and only then does the tree say what the
-	 * kernel holds (inval.h). Handlers never wait on a commit. */
-	epoch_wait_idle(old, 100);
-	if (inval_diff(fs, old, pub, inval) < 0)
-		fprintf(stderr, "primus-envfs: out of memory listing the stale kernel caches; "
-			"some may stay stale until the next change\n");
-	epoch_unref(old);
-	if (fs->sync)
-		syncd_published(fs->sync);
 	goto out;
 undo:
 	pthread_mutex_lock(&fs->ov_lock);
@@ -202,8 +248,8 @@ undo:
 	 * the rename did not happen, this rewrites the same bytes, or fails
 	 * again for the same reason and changes nothing. */
 	if (save_failed && (serr = statefile_save(state, &fs->ov)) < 0)
-		fprintf(stderr, "primus-envfs: %s: cannot restore the previous overrides after a "
-			"failed save: %s; the file may hold a change the mount refused\n",
+		log_err("%s: cannot restore the previous overrides after a "
+			"failed save: %s; the file may hold a change the mount refused",
 			state, strerror(-serr));
 	pthread_mutex_unlock(&fs->ov_lock);
 	/* etcd has it, the node does not: take it from the watch like any
@@ -211,7 +257,12 @@ undo:
 	if (shared)
 		for (i = 0; i < nch; i++)
 			syncd_unshare(fs->sync, backend, arch, ch[i].name);
+	/* What a failed compare read of etcd, applied now: the caller
+	 * computes the change again from it (-EAGAIN). */
+	if (fs->sync && !(flags & APPLY_REMOTE))
+		syncd_refresh(fs->sync, inval);
 out:
+	sb_release(&doc);
 	for (i = 0; i < nch; i++)
 		free(ch[i].old);
 	snapshot_unref(snap);
@@ -240,140 +291,244 @@ static int current(struct envfs *fs, const char *backend, const char *arch,
 	return 0;
 }
 
-int commit_set(struct envfs *fs, const char *backend, const char *arch,
-	       const char *name, const char *value, size_t len,
+/* After apply failed with -EAGAIN (another node changed a key first,
+ * and the node has applied what etcd holds now): true to compute the
+ * change again, from the new epoch, so that what it moves or keeps is
+ * what the compare will hold. Out of tries: -EIO. */
+static bool again(struct envfs *fs, int *err, unsigned *attempt, const struct timespec *t0)
+{
+	if (*err != -EAGAIN)
+		return false;
+	if (fs->sync && syncd_may_retry(fs->sync, ++*attempt, t0))
+		return true;
+	*err = -EIO;
+	return false;
+}
+
+/* What a commit through the mount asks, for its tries. */
+struct request {
+	const char *backend, *arch, *name;
+	const char *to;              /* mv */
+	const char *value;           /* set */
+	size_t len;
+	off_t size;                  /* truncate */
+	bool excl, private;          /* create; excl: mv's noreplace too */
+	bool *created;
+	const struct hist_writer *who;
+};
+
+/* One try of a commit on the current epoch; *e gets the epoch it used
+ * (a reference drive() drops). */
+typedef int (*try_fn)(struct envfs *fs, const struct request *rq, struct epoch **e,
+		      struct inval_list *inval);
+
+/* Runs fn under publish_lock until it succeeds, fails, or gives up
+ * recomputing (again()). */
+static int drive(struct envfs *fs, try_fn fn, const struct request *rq,
+		 struct inval_list *inval)
+{
+	struct epoch *e = NULL;
+	struct timespec t0;
+	unsigned attempt = 0;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pthread_mutex_lock(&fs->publish_lock);
+	do {
+		epoch_unref(e);
+		e = NULL;
+		err = fn(fs, rq, &e, inval);
+	} while (again(fs, &err, &attempt, &t0));
+	pthread_mutex_unlock(&fs->publish_lock);
+	epoch_unref(e);
+	return err;
+}
+
+static int set_once(struct envfs *fs, const struct request *rq, struct epoch **e,
+		    struct inval_list *inval)
+{
+	struct change ch = { .name = rq->name, .value = rq->value, .len = rq->len, .private = -1,
+			     .who = rq->who };
+	const struct snap_var *v;
+	int err;
+
+	if ((err = current(fs, rq->backend, rq->arch, rq->name, e, &v)) < 0)
+		return err;
+	return apply(fs, *e, rq->backend, rq->arch, &ch, 1, rq->excl ? APPLY_EXCL : 0, inval);
+}
+
+int commit_set(struct envfs *fs, const struct hist_writer *who, const char *backend,
+	       const char *arch, const char *name, const char *value, size_t len, bool excl,
 	       struct inval_list *inval)
 {
-	struct change ch = { .name = name, .value = value, .len = len, .private = -1 };
+	struct request rq = { .backend = backend, .arch = arch, .name = name, .value = value,
+			      .len = len, .excl = excl, .who = who };
+
+	return drive(fs, set_once, &rq, inval);
+}
+
+static int create_once(struct envfs *fs, const struct request *rq, struct epoch **e,
+		       struct inval_list *inval)
+{
+	struct change ch = { .name = rq->name, .value = "", .len = 0, .private = rq->private,
+			     .pending = fs->sync != NULL, .who = rq->who };
 	const struct snap_var *v;
-	struct epoch *e = NULL;
 	int err;
 
+	if ((err = current(fs, rq->backend, rq->arch, rq->name, e, &v)) < 0)
+		return err;
+	if (v)
+		return rq->excl ? -EEXIST : 0;
+	/* With --sync the other nodes learn of it at its first close, with
+	 * its value (commit_set's excl compares then). */
+	if ((err = apply(fs, *e, rq->backend, rq->arch, &ch, 1,
+			 fs->sync ? APPLY_LOCAL : 0, inval)) == 0)
+		*rq->created = true;
+	return err;
+}
+
+int commit_uncreate(struct envfs *fs, const struct hist_writer *who, const char *backend,
+		    const char *arch, const char *name, struct inval_list *inval)
+{
+	struct change ch = { .name = name, .remove = true, .drop_only = true, .who = who };
+	const struct override *o;
+	struct epoch *e = NULL;
+	bool pending;
+	int err = 0;
+
+	if (!fs->sync)
+		return 0;
 	pthread_mutex_lock(&fs->publish_lock);
-	if ((err = current(fs, backend, arch, name, &e, &v)) == 0)
-		err = apply(fs, e, backend, arch, &ch, 1, 0, inval);
+	pthread_mutex_lock(&fs->ov_lock);
+	o = override_set_find(&fs->ov, backend, arch, name);
+	pending = o && o->pending;
+	pthread_mutex_unlock(&fs->ov_lock);
+	/* Another node's value (an O_EXCL close that lost) stays. */
+	if (pending && !syncd_key_present(fs->sync, backend, arch, name)) {
+		e = epoch_current(&fs->state);
+		if (epoch_find_dir(e, backend, arch))
+			err = apply(fs, e, backend, arch, &ch, 1, APPLY_LOCAL, inval);
+	}
 	pthread_mutex_unlock(&fs->publish_lock);
 	epoch_unref(e);
 	return err;
 }
 
-int commit_create(struct envfs *fs, const char *backend, const char *arch,
-		  const char *name, bool excl, bool private, bool *created,
+int commit_create(struct envfs *fs, const struct hist_writer *who, const char *backend,
+		  const char *arch, const char *name, bool excl, bool private, bool *created,
 		  struct inval_list *inval)
 {
-	struct change ch = { .name = name, .value = "", .len = 0, .private = private };
-	const struct snap_var *v;
-	struct epoch *e = NULL;
-	int err;
+	struct request rq = { .backend = backend, .arch = arch, .name = name, .excl = excl,
+			      .private = private, .created = created, .who = who };
 
 	*created = false;
-	pthread_mutex_lock(&fs->publish_lock);
-	if ((err = current(fs, backend, arch, name, &e, &v)) < 0)
-		goto out;
-	if (v) {
-		err = excl ? -EEXIST : 0;
-		goto out;
-	}
-	if ((err = apply(fs, e, backend, arch, &ch, 1, excl ? APPLY_EXCL : 0, inval)) == 0)
-		*created = true;
-out:
-	pthread_mutex_unlock(&fs->publish_lock);
-	epoch_unref(e);
-	return err;
+	return drive(fs, create_once, &rq, inval);
 }
 
-int commit_remove(struct envfs *fs, const char *backend, const char *arch,
-		  const char *name, struct inval_list *inval)
+static int remove_once(struct envfs *fs, const struct request *rq, struct epoch **e,
+		       struct inval_list *inval)
 {
-	struct change ch = { .name = name, .remove = true };
+	struct change ch = { .name = rq->name, .remove = true, .who = rq->who };
 	const struct snap_var *v;
-	struct epoch *e = NULL;
 	int err;
 
-	pthread_mutex_lock(&fs->publish_lock);
-	if ((err = current(fs, backend, arch, name, &e, &v)) == 0)
-		err = v ? apply(fs, e, backend, arch, &ch, 1, 0, inval) : -ENOENT;
-	pthread_mutex_unlock(&fs->publish_lock);
-	epoch_unref(e);
-	return err;
+	if ((err = current(fs, rq->backend, rq->arch, rq->name, e, &v)) < 0)
+		return err;
+	return v ? apply(fs, *e, rq->backend, rq->arch, &ch, 1, 0, inval) : -ENOENT;
 }
 
-int commit_move(struct envfs *fs, const char *backend, const char *arch,
-		const char *from, const char *to, bool noreplace,
-		struct inval_list *inval)
+int commit_remove(struct envfs *fs, const struct hist_writer *who, const char *backend,
+		  const char *arch, const char *name, struct inval_list *inval)
 {
-	struct change ch[2] = { { .name = to }, { .name = from, .remove = true } };
+	struct request rq = { .backend = backend, .arch = arch, .name = name, .who = who };
+
+	return drive(fs, remove_once, &rq, inval);
+}
+
+static int move_once(struct envfs *fs, const struct request *rq, struct epoch **e,
+		     struct inval_list *inval)
+{
+	struct change ch[2] = { { .name = rq->to, .who = rq->who },
+				{ .name = rq->name, .remove = true, .who = rq->who } };
 	const struct snap_var *v, *tv;
-	struct epoch *e = NULL, *e2 = NULL;
+	struct epoch *e2 = NULL;
 	int err;
 
-	pthread_mutex_lock(&fs->publish_lock);
-	if ((err = current(fs, backend, arch, from, &e, &v)) < 0)
+	if ((err = current(fs, rq->backend, rq->arch, rq->name, e, &v)) < 0)
 		goto out;
 	if (!v) {
 		err = -ENOENT;
 		goto out;
 	}
-	if (!strcmp(from, to))
+	if (!strcmp(rq->name, rq->to))
 		goto out;
-	if ((err = current(fs, backend, arch, to, &e2, &tv)) < 0)
+	if ((err = current(fs, rq->backend, rq->arch, rq->to, &e2, &tv)) < 0)
 		goto out;
-	if (tv && noreplace) {
+	if (tv && rq->excl) {
 		err = -EEXIST;
 		goto out;
 	}
 	/* v borrows from e's snapshot, which e keeps alive throughout. The
-	 * value keeps its secrecy under its new name (issue 14.14). */
+	 * value keeps its secrecy under its new name. It is
+	 * the value of this try's epoch: after a failed compare, what the
+	 * node has just applied from etcd. */
 	ch[0].value = v->value;
 	ch[0].len = v->value_len;
 	ch[0].private = v->secret;
-	err = apply(fs, e, backend, arch, ch, 2, noreplace ? APPLY_EXCL : 0, inval);
+	err = apply(fs, *e, rq->backend, rq->arch, ch, 2, rq->excl ? APPLY_EXCL : 0, inval);
 out:
-	pthread_mutex_unlock(&fs->publish_lock);
-	epoch_unref(e);
 	epoch_unref(e2);
 	return err;
 }
 
-int commit_truncate(struct envfs *fs, const char *backend, const char *arch,
-		    const char *name, off_t size, struct inval_list *inval)
+int commit_move(struct envfs *fs, const struct hist_writer *who, const char *backend,
+		const char *arch, const char *from, const char *to, bool noreplace,
+		struct inval_list *inval)
 {
-	struct change ch = { .name = name, .private = -1 };
+	struct request rq = { .backend = backend, .arch = arch, .name = from, .to = to,
+			      .excl = noreplace, .who = who };
+
+	return drive(fs, move_once, &rq, inval);
+}
+
+static int truncate_once(struct envfs *fs, const struct request *rq, struct epoch **e,
+			 struct inval_list *inval)
+{
+	struct change ch = { .name = rq->name, .private = -1, .who = rq->who };
 	const struct snap_var *v;
-	struct epoch *e = NULL;
 	size_t len;
 	int err;
 
-	pthread_mutex_lock(&fs->publish_lock);
-	if ((err = current(fs, backend, arch, name, &e, &v)) < 0)
-		goto out;
-	if (!v) {
-		err = -ENOENT;
-		goto out;
-	}
+	if ((err = current(fs, rq->backend, rq->arch, rq->name, e, &v)) < 0)
+		return err;
+	if (!v)
+		return -ENOENT;
 	/* The file is value + "\n"; growing it would add NUL bytes. */
-	if (size < 0 || (size_t)size > v->value_len + 1) {
-		err = -EINVAL;
-		goto out;
-	}
-	if ((size_t)size == v->value_len + 1)
-		goto out;
-	len = (size_t)size;
+	if (rq->size < 0 || (size_t)rq->size > v->value_len + 1)
+		return -EINVAL;
+	if ((size_t)rq->size == v->value_len + 1)
+		return 0;
+	len = (size_t)rq->size;
 	if (len && v->value[len - 1] == '\n')
 		len--;
 	ch.value = v->value;
 	ch.len = len;
-	err = apply(fs, e, backend, arch, &ch, 1, 0, inval);
-out:
-	pthread_mutex_unlock(&fs->publish_lock);
-	epoch_unref(e);
-	return err;
+	return apply(fs, *e, rq->backend, rq->arch, &ch, 1, 0, inval);
 }
 
-int commit_privacy(struct envfs *fs, const char *backend, const char *arch,
-		   const char *name, bool private, struct inval_list *inval)
+int commit_truncate(struct envfs *fs, const struct hist_writer *who, const char *backend,
+		    const char *arch, const char *name, off_t size, struct inval_list *inval)
 {
-	struct change ch = { .name = name, .privacy = true, .private = private };
+	struct request rq = { .backend = backend, .arch = arch, .name = name, .size = size,
+			      .who = who };
+
+	return drive(fs, truncate_once, &rq, inval);
+}
+
+int commit_privacy(struct envfs *fs, const struct hist_writer *who, const char *backend,
+		   const char *arch, const char *name, bool private, struct inval_list *inval)
+{
+	struct change ch = { .name = name, .privacy = true, .private = private, .who = who };
 	const struct override *o;
 	const struct snap_var *v;
 	struct epoch *e = NULL;
@@ -399,30 +554,45 @@ out:
 	return err;
 }
 
-int commit_remote(struct envfs *fs, const char *backend, const char *arch,
-		  const char *name, const char *value, size_t len, bool drop,
+int commit_remote(struct envfs *fs, const struct hist_writer *who, const char *backend,
+		  const char *arch, const struct remote_change *rc, size_t n,
 		  struct inval_list *inval)
 {
-	struct change ch = { .name = name, .value = value, .len = len, .private = -1,
-			     .remove = drop, .drop_only = drop };
+	struct change *ch = calloc(n ? n : 1, sizeof(*ch));
 	struct epoch *e = epoch_current(&fs->state);
-	int err;
+	size_t i, done = 0;
+	int err = 0;
 
+	if (!ch) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		ch[i] = (struct change){ .name = rc[i].name, .value = rc[i].value,
+					 .len = rc[i].len, .private = -1,
+					 .remove = rc[i].drop, .drop_only = rc[i].drop,
+					 .who = who };
 	if (epoch_find_dir(e, backend, arch)) {
-		err = apply(fs, e, backend, arch, &ch, 1, APPLY_REMOTE, inval);
+		/* apply frees what the changes replaced. */
+		err = apply(fs, e, backend, arch, ch, n, APPLY_REMOTE, inval);
+		n = 0;
 		goto out;
 	}
 	/* A directory this node does not serve (another arch): kept in the
 	 * overrides, so a reload that brings the directory shows it. */
 	pthread_mutex_lock(&fs->ov_lock);
-	err = change_apply(&fs->ov, backend, arch, &ch);
+	for (; done < n && err == 0; done++)
+		err = change_apply(&fs->ov, backend, arch, &ch[done]);
 	if (err == 0 && fs->state_path)
 		err = statefile_save(fs->state_path, &fs->ov);
 	if (err < 0)
-		change_undo(&fs->ov, backend, arch, &ch);
+		for (i = done; i-- > 0;)
+			change_undo(&fs->ov, backend, arch, &ch[i]);
 	pthread_mutex_unlock(&fs->ov_lock);
-	free(ch.old);
 out:
+	for (i = 0; i < n; i++)
+		free(ch[i].old);
+	free(ch);
 	epoch_unref(e);
 	return err;
 }

@@ -1,6 +1,5 @@
 /* Loading inputs and watching them; see reload.h. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -15,9 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "chain.h"
 #include "inputs_trust.h"
 #include "memory.h"
+#include "history_note.h"
+#include "input_writers.h"
+#include "publish.h"
 #include "reload.h"
 #include "syncd.h"
 #include "status.h"
@@ -50,14 +53,14 @@ static int missing_input(const struct envfs_inputs *in, int err, struct diag_lis
 	size_t i;
 
 	if (access(in->specs_dir, R_OK) < 0)
-		return diag_add(d, DIAG_ERROR, in->specs_dir, 0, 0, "%s", strerror(errno));
+		return diag_add(d, DC_INPUT_UNREADABLE, in->specs_dir, 0, 0, "%s", strerror(errno));
 	if (in->config && access(in->config, R_OK) < 0)
-		return diag_add(d, DIAG_ERROR, in->config, 0, 0, "%s", strerror(errno));
+		return diag_add(d, DC_INPUT_UNREADABLE, in->config, 0, 0, "%s", strerror(errno));
 	for (i = 0; i < in->ninherit; i++)
 		if (access(in->inherit[i], R_OK) < 0)
-			return diag_add(d, DIAG_ERROR, in->inherit[i], 0, 0, "%s",
+			return diag_add(d, DC_INPUT_UNREADABLE, in->inherit[i], 0, 0, "%s",
 					strerror(errno));
-	return diag_add(d, DIAG_ERROR, NULL, 0, 0, "cannot load the inputs: %s",
+	return diag_add(d, DC_LOAD_FAILED, NULL, 0, 0, "cannot load the inputs: %s",
 			strerror(-err));
 }
 
@@ -135,8 +138,8 @@ static int resolve_inputs(struct envfs *fs, struct load *ld, int err)
 	return e2 < 0 ? e2 : err;
 }
 
-/* A load that ran out of memory, wherever: says so on stderr, and in
- * status and diagnostics as far as memory permits (issue 14.11), in place
+/* A load that ran out of memory, wherever: says so in the log, and in
+ * status and diagnostics as far as memory permits, in place
  * of whatever the attempt produced. ld->error stays NULL only when even
  * that failed. */
 static void load_out_of_memory(struct load *ld)
@@ -144,7 +147,7 @@ static void load_out_of_memory(struct load *ld)
 	static const char msg[] =
 		"out of memory loading the inputs; the last good resolution is still served";
 
-	fprintf(stderr, "primus-envfs: %s\n", msg);
+	log_err("%s", msg);
 	world_free(ld->world);
 	ld->world = NULL;
 	epoch_unref(ld->epoch);
@@ -152,7 +155,7 @@ static void load_out_of_memory(struct load *ld)
 	diag_list_release(&ld->diags);
 	free(ld->error);
 	ld->error = NULL;
-	if (diag_add(&ld->diags, DIAG_ERROR, NULL, 0, 0, "%s", msg) < 0 ||
+	if (diag_add(&ld->diags, DC_LOAD_FAILED, NULL, 0, 0, "%s", msg) < 0 ||
 	    first_error(&ld->diags, &ld->error) < 0)
 		ld->error = NULL;
 }
@@ -185,7 +188,12 @@ int envfs_load_initial(struct envfs *fs)
 	size_t i;
 	int err;
 
-	if ((err = resolve_inputs(fs, &ld, read_inputs(fs, &ld))) < 0) {
+	err = read_inputs(fs, &ld);
+	/* etcd's overrides go in once the specs say which names are the
+	 * node's own. */
+	if (err == 0 && fs->sync && (err = syncd_take_startup(fs->sync, ld.world)) < 0)
+		goto out;
+	if ((err = resolve_inputs(fs, &ld, err)) < 0) {
 		struct strbuf sb = STRBUF_INIT;
 
 		/* At start there is no last good resolution to keep serving. */
@@ -194,18 +202,24 @@ int envfs_load_initial(struct envfs *fs)
 				continue;
 			sb_reset(&sb);
 			if (diag_format(&ld.diags.v[i], &sb) == 0)
-				fprintf(stderr, "primus-envfs: %s\n", sb_str(&sb));
+				log_err("%s", sb_str(&sb));
 		}
 		if (!ld.diags.n)
-			fprintf(stderr, "primus-envfs: cannot load the inputs: %s\n",
+			log_err("cannot load the inputs: %s",
 				strerror(-err));
 		sb_release(&sb);
 		goto out;
 	}
-	ld.epoch->generation = 1;
+	/* On from the generations kept beside --state, so that each number
+	 * names one generation across remounts (diff gen:N). */
+	pthread_mutex_lock(&fs->hist_lock);
+	ld.epoch->generation = 1 + (fs->hist.n ? history_at(&fs->hist, fs->hist.n - 1)->generation
+					       : 0);
+	pthread_mutex_unlock(&fs->hist_lock);
 	take_trust(fs, &ld);
 	if ((err = render_texts(fs, ld.epoch, &ld)) < 0)
 		goto out;
+	history_note(fs, NULL, ld.epoch, HIST_START, NULL, NULL);
 	fs->world = ld.world;
 	ld.world = NULL;
 	epoch_slot_init(&fs->state, ld.epoch);
@@ -220,9 +234,10 @@ int envfs_reload(struct envfs *fs, bool (*valid)(void *arg), void *arg)
 {
 	struct inval_list l = INVAL_LIST_INIT;
 	struct load ld = { 0 };
-	struct epoch *prev, *next = NULL, *old, *pub;
-	struct world *old_world = NULL;
-	bool send = false;
+	struct envfs_next pub = { .cause = HIST_RELOAD };
+	struct epoch *prev, *next = NULL;
+	unsigned long long served = 0;
+	bool send = false, say = false;
 	int err, lerr;
 
 	lerr = read_inputs(fs, &ld);
@@ -242,13 +257,17 @@ int envfs_reload(struct envfs *fs, bool (*valid)(void *arg), void *arg)
 	if (lerr == 0) {
 		next = ld.epoch;
 		ld.epoch = NULL;
-		if ((err = inval_diff(NULL, prev, next, &l)) < 0)
+		if ((err = envfs_stage(prev, next, &l)) < 0)
 			goto out;
-		next->generation = prev->generation + (l.changed ? 1 : 0);
-		if (!l.changed)
-			next->changed = prev->changed;
 	} else if ((err = epoch_clone_dirs(prev, &next)) < 0) {
 		goto out;
+	}
+	/* Said once per new reason: an editor's save is several events, and
+	 * each retry of the same broken file would repeat the line. */
+	if (lerr < 0 && lerr != -ENOMEM && ld.error &&
+	    (!prev->last_error || strcmp(prev->last_error, ld.error))) {
+		say = true;
+		served = (unsigned long long)prev->generation;
 	}
 	/* status and diagnostics change with every attempt (load time, error). */
 	take_trust(fs, &ld);
@@ -256,31 +275,23 @@ int envfs_reload(struct envfs *fs, bool (*valid)(void *arg), void *arg)
 	    (err = inval_add_inode(&l, INO_STATUS)) < 0 ||
 	    (err = inval_add_inode(&l, INO_DIAGNOSTICS)) < 0)
 		goto out;
+	pub.prev = prev;
+	pub.next = next;
+	next = NULL;
 	if (lerr == 0) {
-		old_world = fs->world;
-		fs->world = ld.world;
+		pub.dirs = true;
+		pub.world = ld.world;
 		ld.world = NULL;
 	}
-	pub = next;
-	old = epoch_publish(&fs->state, next);
-	next = NULL;
-	/* A handler still answering from the old epoch must reach the kernel
-	 * before the invalidation does, or its stale answer would be cached
-	 * for the whole timeout. Handlers never wait on us, so this is short.
-	 * Only then does the tree say what the kernel holds (inval.h). */
-	epoch_wait_idle(old, 100);
-	if (lerr == 0 && inval_diff(fs, old, pub, &l) < 0)
-		fprintf(stderr, "primus-envfs: out of memory listing the stale kernel caches; "
-			"some may stay stale until the next change\n");
-	epoch_unref(old);
-	/* Freed only now: snapshots may borrow strings from their world. */
-	world_free(old_world);
-	if (fs->sync && lerr == 0)
-		syncd_published(fs->sync);
+	envfs_publish(fs, &pub, &l);
 	send = true;
 	err = lerr;
 out:
 	pthread_mutex_unlock(&fs->publish_lock);
+	/* Outside the lock: the log may be a socket that makes us wait. */
+	if (say && send)
+		log_err("the inputs did not load: %s; still serving generation %llu",
+			ld.error, served);
 	/* Sent outside the lock: an invalidation can wait on a directory the
 	 * kernel holds for an unlink or rename whose handler is waiting for
 	 * publish_lock to commit. */
@@ -304,7 +315,9 @@ struct watch {
 struct reloader {
 	struct envfs *fs;
 	int ifd;                     /* inotify */
-	int efd;                     /* eventfd: stop request or queued work */
+	int efd;                     /* eventfd: stop request */
+	int sfd;                     /* eventfd: queued work, or stop, for the
+	                                sender thread */
 	struct watch *w;
 	size_t nw;
 	/* Watched names written in place and not closed yet (IN_MODIFY
@@ -312,8 +325,18 @@ struct reloader {
 	struct watch *open;
 	size_t nopen;
 	long writer_since;           /* since when every check found a writer
-	                                (ms), or 0 */
+	                                and no change (ms), or 0 */
+	long busy_since;             /* since when every check found a writer,
+	                                changes or not (ms), or 0 */
+	bool busy_said;              /* the log said so, and no check found
+	                                the inputs free since */
 	pthread_t thread;
+	/* The invalidations handlers and the applier queue are sent by a
+	 * thread of their own: the reload thread may spend long in a load
+	 * (or waiting for publish_lock, which committers hold), and a
+	 * writer's close() waits for them (reloader_queue_wait). */
+	pthread_t sender;
+	bool sender_started;
 	bool started;
 	atomic_bool stop;
 	pthread_mutex_t qlock;       /* guards queue and the counts */
@@ -336,7 +359,7 @@ static int watch_name(struct reloader *r, const char *dir, const char *name)
 		 * it is being reloaded, and the next set is computed after. */
 		if (r->started && (errno == ENOENT || errno == ENOTDIR))
 			return 0;
-		fprintf(stderr, "primus-envfs: cannot watch %s: %s\n", dir, strerror(errno));
+		log_err("cannot watch %s: %s", dir, strerror(errno));
 		return -errno;
 	}
 	if (!(v = realloc(r->w, (r->nw + 1) * sizeof(*v))))
@@ -392,7 +415,8 @@ static bool wd_in(const struct watch *w, size_t n, int wd)
 /* Computes the watches again: the specs directory (any *.yaml), and the
  * whole chain of every input path, symlinks included (chain.h), since a
  * reload may follow from a change of the chain itself. Watches of
- * directories no longer in any chain are removed. */
+ * directories no longer in any chain are removed. 1 when a directory is
+ * watched that was not before, 0 when none is, or a negative errno. */
 static int rebuild_watches(struct reloader *r)
 {
 	const struct envfs_inputs *in = &r->fs->opts->ci.in;
@@ -412,6 +436,11 @@ static int rebuild_watches(struct reloader *r)
 		if ((err = chain_walk(in->inherit[i], watch_link, r)) < 0)
 			goto out;
 out:
+	/* A directory watched now and not before may have changed between
+	 * the load that led here and its watch: the caller reads again. */
+	for (i = 0; i < r->nw && err == 0; i++)
+		if (!wd_in(old, nold, r->w[i].wd))
+			err = 1;
 	for (i = 0; i < nold; i++) {
 		if (!wd_in(r->w, r->nw, old[i].wd) && !wd_in(old, i, old[i].wd))
 			inotify_rm_watch(r->ifd, old[i].wd);
@@ -430,17 +459,20 @@ int reloader_new(struct envfs *fs, struct reloader **out)
 		return -ENOMEM;
 	r->fs = fs;
 	r->efd = -1;
+	r->sfd = -1;
 	pthread_mutex_init(&r->qlock, NULL);
 	pthread_cond_init(&r->sent_cond, NULL);
 	atomic_init(&r->stop, false);
 	if ((r->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0 ||
-	    (r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+	    (r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
+	    (r->sfd = eventfd(0, EFD_CLOEXEC)) < 0) {
 		err = -errno;
-		fprintf(stderr, "primus-envfs: cannot watch the inputs: %s\n", strerror(errno));
+		log_err("cannot watch the inputs: %s", strerror(errno));
 		goto out;
 	}
 	if ((err = rebuild_watches(r)) < 0)
 		goto out;
+	err = 0;
 	*out = r;
 	r = NULL;
 out:
@@ -507,8 +539,14 @@ static int drain_events(struct reloader *r)
 		ssize_t n = read(r->ifd, buf, sizeof(buf));
 		char *p;
 
-		if (n <= 0)
+		if (n <= 0) {
+			/* A change is a writer that comes and goes: the
+			 * patience with one that keeps an input open starts
+			 * again. */
+			if (hits)
+				r->writer_since = 0;
 			return hits;   /* EAGAIN: drained */
+		}
 		for (p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *)p;
 
@@ -530,21 +568,14 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-static void send_queued(struct reloader *r);
-
-/* Takes the eventfd's wakeup: queued invalidations are sent at once,
- * even while a reload waits (a writer's close() waits on them). False
- * when the thread is to stop. */
+/* Takes the eventfd's wakeup. False when the thread is to stop. */
 static bool take_wakeup(struct reloader *r)
 {
 	uint64_t v;
 
 	if (read(r->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return false;
-	if (atomic_load(&r->stop))
-		return false;
-	send_queued(r);
-	return true;
+	return !atomic_load(&r->stop);
 }
 
 /* Waits until the burst is over: RELOAD_QUIET_MS without an event, or
@@ -581,57 +612,16 @@ static void debounce(struct reloader *r)
 	}
 }
 
-/* True when some process has path open for writing: the kernel refuses
- * a read lease then (F_SETLEASE, EAGAIN), and counts a writer from its
- * open on, before an O_TRUNC empties the file. A lease granted is given
- * back at once. Without the right to take a lease (a file of another
- * user, a filesystem without leases), false: the events alone decide. */
-static bool open_for_writing(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), r;
-
-	if (fd < 0)
-		return false;
-	r = fcntl(fd, F_SETLEASE, F_RDLCK);
-	if (r == 0)
-		fcntl(fd, F_SETLEASE, F_UNLCK);
-	close(fd);
-	return r < 0 && errno == EAGAIN;
-}
-
-/* True when an input read by the load may be in the middle of an
- * in-place write. */
-static bool inputs_being_written(struct reloader *r)
-{
-	const struct envfs_inputs *in = &r->fs->opts->ci.in;
-	struct strbuf path = STRBUF_INIT;
-	char **names = NULL;
-	size_t n = 0, k;
-	bool busy = in->config && open_for_writing(in->config);
-
-	for (k = 0; k < in->ninherit && !busy; k++)
-		busy = open_for_writing(in->inherit[k]);
-	if (!busy && spec_dir_list(in->specs_dir, &names, &n, NULL) == 0) {
-		for (k = 0; k < n; k++) {
-			sb_reset(&path);
-			if (!busy && sb_addf(&path, "%s/%s", in->specs_dir, names[k]) == 0)
-				busy = open_for_writing(sb_str(&path));
-			free(names[k]);
-		}
-		free(names);
-	}
-	sb_release(&path);
-	return busy;
-}
-
 /* envfs_reload's validity check, after the inputs were read: nothing
  * changed them meanwhile (events are taken now and make the loop read
  * again), and no writer has one open, since an in-place rewrite shows
  * readers an empty or half-written file for a moment (a name the config
- * sets before and after would vanish in between, issue 14.6). A writer
- * found at every check for RELOAD_MAX_WRITER_MS (one that keeps an input
- * open) is waited for no longer; one that comes and goes, however often,
- * always is. */
+ * sets before and after would vanish in between). A writer found at
+ * every check for RELOAD_MAX_WRITER_MS with no change to any input
+ * meanwhile (one that keeps an input open and idle) is waited for no
+ * longer; writers that come and go are, for up to RELOAD_MAX_BUSY_MS
+ * in all (every change restarts the first wait, drain_events): an input
+ * kept open and written to for ever does not stop the reloads. */
 static bool inputs_unchanged(void *arg)
 {
 	struct reloader *r = arg;
@@ -639,15 +629,27 @@ static bool inputs_unchanged(void *arg)
 
 	if (drain_events(r) > 0)
 		return false;
-	if (!inputs_being_written(r)) {
+	if (!inputs_being_written(&r->fs->opts->ci.in)) {
 		r->writer_since = 0;
+		r->busy_since = 0;
+		r->busy_said = false;
 		return true;
 	}
 	now = now_ms();
 	if (!r->writer_since)
 		r->writer_since = now;
+	if (!r->busy_since)
+		r->busy_since = now;
 	if (now - r->writer_since >= RELOAD_MAX_WRITER_MS)
 		return true;
+	if (now - r->busy_since >= RELOAD_MAX_BUSY_MS) {
+		if (!r->busy_said)
+			log_warn("an input was kept open and written to for %d s: loaded "
+				"as it is now, and again after each change while it stays "
+				"open", RELOAD_MAX_BUSY_MS / 1000);
+		r->busy_said = true;
+		return true;
+	}
 	usleep(RELOAD_QUIET_MS * 1000);
 	return false;
 }
@@ -683,7 +685,7 @@ static void *reloader_main(void *arg)
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			fprintf(stderr, "primus-envfs: watching the inputs: %s\n",
+			log_err("watching the inputs: %s",
 				strerror(errno));
 			break;
 		}
@@ -695,15 +697,38 @@ static void *reloader_main(void *arg)
 			 * A failed load is reported through status and
 			 * diagnostics; the thread goes on watching, what the
 			 * inputs' paths lead to now. */
+			int watched;
+
 			r->writer_since = 0;
-			do
-				debounce(r);
-			while (!atomic_load(&r->stop) &&
-			       envfs_reload(r->fs, inputs_unchanged, r) == -EAGAIN);
-			if (rebuild_watches(r) < 0)
-				fprintf(stderr, "primus-envfs: the inputs are not all watched "
-					"any more\n");
+			r->busy_since = 0;
+			do {
+				do
+					debounce(r);
+				while (!atomic_load(&r->stop) &&
+				       envfs_reload(r->fs, inputs_unchanged, r) == -EAGAIN);
+				if ((watched = rebuild_watches(r)) < 0)
+					log_warn("the inputs are not all watched "
+						"any more");
+				/* A new directory watched: what it holds is
+				 * read again (an edit made right after the
+				 * load had no watch to report it). */
+			} while (watched > 0 && !atomic_load(&r->stop));
 		}
+	}
+	return NULL;
+}
+
+/* The sender thread: sends what is queued, each time it is woken. The
+ * only caller of send_queued, so a batch counted sent has been. */
+static void *sender_main(void *arg)
+{
+	struct reloader *r = arg;
+	uint64_t v;
+
+	while (!atomic_load(&r->stop)) {
+		if (read(r->sfd, &v, sizeof(v)) < 0 && errno != EINTR)
+			break;
+		send_queued(r);
 	}
 	return NULL;
 }
@@ -714,13 +739,17 @@ int reloader_start(struct reloader *r)
 	int err;
 
 	/* Termination signals belong to the FUSE loop's thread, which exits
-	 * the session on them; this thread must not swallow them. */
+	 * the session on them; these threads must not swallow them. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = -pthread_create(&r->thread, NULL, reloader_main, r);
+	err = -pthread_create(&r->sender, NULL, sender_main, r);
+	if (err == 0) {
+		r->sender_started = true;
+		err = -pthread_create(&r->thread, NULL, reloader_main, r);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err < 0) {
-		fprintf(stderr, "primus-envfs: cannot start the reload thread: %s\n",
+		log_err("cannot start the reload thread: %s",
 			strerror(-err));
 		return err;
 	}
@@ -728,14 +757,20 @@ int reloader_start(struct reloader *r)
 	return 0;
 }
 
-static void wake(struct reloader *r)
+static void poke(int fd)
 {
 	uint64_t one = 1;
 
 	/* The counter cannot overflow in practice; a full eventfd is still
 	 * readable, so the thread wakes either way. */
-	if (write(r->efd, &one, sizeof(one)) < 0)
+	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
 		return;
+}
+
+/* Wakes the sender: work is queued. */
+static void wake(struct reloader *r)
+{
+	poke(r->sfd);
 }
 
 /* Queues l; *ticket is the batch number to wait for. */
@@ -803,17 +838,28 @@ int reloader_free(struct reloader *r)
 
 	if (!r)
 		return 0;
-	if (r->started) {
+	if (r->started || r->sender_started) {
 		atomic_store(&r->stop, true);
-		wake(r);
+		poke(r->efd);
+		poke(r->sfd);
 		until = reload_deadline_in(RELOAD_STOP_MS);
-		if (pthread_timedjoin_np(r->thread, NULL, &until) != 0)
+		/* The sender first: it waits on nothing but the kernel, and a
+		 * reload thread stuck on an input (left behind, the daemon
+		 * then _exits) must not leave a finished sender unjoined (a
+		 * thread leak to ThreadSanitizer, mount_fifo). A sender stuck
+		 * on a notification the kernel does not take is left behind
+		 * too. */
+		if (r->sender_started && pthread_timedjoin_np(r->sender, NULL, &until) != 0)
+			return -ETIMEDOUT;
+		if (r->started && pthread_timedjoin_np(r->thread, NULL, &until) != 0)
 			return -ETIMEDOUT;
 	}
 	if (r->ifd >= 0)
 		close(r->ifd);
 	if (r->efd >= 0)
 		close(r->efd);
+	if (r->sfd >= 0)
+		close(r->sfd);
 	for (i = 0; i < r->nw; i++)
 		free(r->w[i].name);
 	free(r->w);

@@ -1,5 +1,5 @@
 /* reload: loading the inputs into an epoch, and the thread that watches
- * them (SPEC 6.4).
+ * them: a change shows within 100 ms, and an open keeps what it read.
  *
  * inotify watches the directories holding the config, the specs and each
  * --inherit file, filtered by name, so an editor that writes a new file
@@ -16,13 +16,19 @@
 #include "inval.h"
 
 /* Debounce: a burst of events (truncate, write, close) is one reload.
- * Quiet gap and cap keep a change visible well within SPEC's 100 ms. */
+ * Quiet gap and cap keep a change visible well within the 100 ms a change
+ * may take to show. */
 #define RELOAD_QUIET_MS 5
 #define RELOAD_MAX_DEBOUNCE_MS 20
 /* An input written in place is not read before its writer closes it (a
- * half-written config would make names vanish for a moment, issue 14.6),
- * unless the writer keeps it open this long. */
+ * half-written config would make names vanish for a moment),
+ * unless the writer keeps it open this long without changing anything. */
 #define RELOAD_MAX_WRITER_MS 1000
+/* ... or writers keep an input open, changing it, this long in all: a
+ * process that holds the config open and appends to it for ever does not
+ * keep the mount from reloading (the load then takes what the file holds,
+ * said in the log). */
+#define RELOAD_MAX_BUSY_MS 5000
 
 /* The first load, before mounting. On success publishes generation 1 into
  * fs->state (initialising it) and returns 0. On failure prints one line
@@ -34,7 +40,8 @@ struct load;
 /* Loads the inputs again and publishes the result (or the failure's
  * reason), sending invalidations unless -o noinval. Runs on the reload
  * thread; never call it from a request handler. Returns 0 when the inputs
- * loaded, else the load's negative errno (the old resolution stays).
+ * loaded, else the load's negative errno (the old resolution stays, and
+ * a reason other than the last attempt's is said in the log, log.h).
  * valid, when not NULL, is asked after the inputs were read and before
  * anything is published: false drops the attempt (an input changed
  * while it was read) and returns -EAGAIN. */
@@ -58,7 +65,7 @@ int reloader_queue(struct reloader *r, struct inval_list *l);
  * -ETIMEDOUT (they are still sent later). */
 int reloader_queue_wait(struct reloader *r, struct inval_list *l, int max_ms);
 /* How long reloader_free waits for the thread: SIGTERM must end the
- * daemon within 2 s (SPEC 8), whatever an input does. */
+ * daemon within 2 s, whatever an input does. */
 #define RELOAD_STOP_MS 1000
 
 /* Stops and joins the thread (if started) and frees r; NULL is a no-op.

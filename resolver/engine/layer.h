@@ -1,10 +1,10 @@
-/* layer: the layers of SPEC section 3, in the order a launch applies them. */
+/* layer: the layers a value can come from, in the order a launch applies them. */
 #ifndef ENVFS_LAYER_H
 #define ENVFS_LAYER_H
 
 enum layer {
 	LAYER_NONE = 0,
-	LAYER_IMAGE,          /* in launch order (SPEC 3) */
+	LAYER_IMAGE,          /* in launch order */
 	LAYER_HOST,
 	LAYER_CLI,
 	LAYER_DETECTED,

@@ -4,13 +4,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <nettle/base64.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "envfs_config.h"
 #include "json.h"
+#include "layer.h"
 #include "node_digest.h"
 #include "strbuf.h"
 #include "text.h"
@@ -93,29 +93,6 @@ static int add_hex(struct strbuf *sb, const uint8_t *p, size_t n)
 	return err;
 }
 
-/* "key":"text" for valid UTF-8 (what a JSON reader gives back byte for
- * byte), else "key_b64":"..." (any bytes); after a ',' unless first. */
-static int add_field(struct strbuf *sb, bool first, const char *key, const char *p, size_t n)
-{
-	const char *lead = first ? "" : ",";
-	char *b64;
-	int err;
-
-	if (utf8_valid(p, n)) {
-		if ((err = sb_addf(sb, "%s\"%s\":", lead, key)) < 0)
-			return err;
-		return json_add_string(sb, p, n);
-	}
-	if ((err = sb_addf(sb, "%s\"%s_b64\":\"", lead, key)) < 0)
-		return err;
-	if (!(b64 = malloc(BASE64_ENCODE_RAW_LENGTH(n) + 1)))
-		return -ENOMEM;
-	base64_encode_raw(b64, n, (const uint8_t *)p);
-	err = sb_add(sb, b64, BASE64_ENCODE_RAW_LENGTH(n));
-	free(b64);
-	return err < 0 ? err : sb_addc(sb, '"');
-}
-
 static int add_digest(struct strbuf *sb, const char *key, const uint8_t *d)
 {
 	int err;
@@ -132,7 +109,7 @@ static int add_head(struct strbuf *sb, const char *node)
 
 	if ((err = sb_addf(sb, "{\"format\":%d", NODE_RECORD_FORMAT)) < 0)
 		return err;
-	return add_field(sb, false, "node", node, strlen(node));
+	return json_add_field(sb, false, "node", node, strlen(node));
 }
 
 /* One directory's detail. values: false leaves every value out (a detail
@@ -149,8 +126,8 @@ static int detail_render(const struct node_record_in *in, const struct snapshot 
 
 	*nvars = *nsecrets = 0;
 	if ((err = node_digest(s, digest)) < 0 || (err = add_head(sb, in->node)) < 0 ||
-	    (err = add_field(sb, false, "backend", s->backend, strlen(s->backend))) < 0 ||
-	    (err = add_field(sb, false, "arch", s->arch, strlen(s->arch))) < 0 ||
+	    (err = json_add_field(sb, false, "backend", s->backend, strlen(s->backend))) < 0 ||
+	    (err = json_add_field(sb, false, "arch", s->arch, strlen(s->arch))) < 0 ||
 	    (err = add_digest(sb, "digest", digest)) < 0 ||
 	    (err = sb_adds(sb, ",\"vars\":[")) < 0)
 		return err;
@@ -162,7 +139,7 @@ static int detail_render(const struct node_record_in *in, const struct snapshot 
 			continue;
 		(*nvars)++;
 		if ((err = sb_adds(sb, first ? "{" : ",{")) < 0 ||
-		    (err = add_field(sb, true, "name", v->name, v->name_len)) < 0)
+		    (err = json_add_field(sb, true, "name", v->name, v->name_len)) < 0)
 			return err;
 		first = false;
 		if (v->secret) {
@@ -178,7 +155,12 @@ static int detail_render(const struct node_record_in *in, const struct snapshot 
 		    (err = sb_addf(sb, ",\"len\":%" PRIu32, v->value_len)) < 0)
 			return err;
 		if (values && v->value_len <= NODE_RECORD_VALUE_MAX &&
-		    (err = add_field(sb, false, "value", v->value, v->value_len)) < 0)
+		    (err = json_add_field(sb, false, "value", v->value, v->value_len)) < 0)
+			return err;
+		/* Where it came from, for diff node:NAME. */
+		if ((err = sb_addf(sb, ",\"layer\":\"%s\"", layer_name((enum layer)v->layer))) < 0 ||
+		    (v->source && (err = json_add_field(sb, false, "source", v->source,
+							strlen(v->source))) < 0))
 			return err;
 		if ((err = sb_addc(sb, '}')) < 0)
 			return err;
@@ -188,6 +170,45 @@ static int detail_render(const struct node_record_in *in, const struct snapshot 
 	if (memcmp(vh, digest, SHA256_LEN))
 		return -EPROTO;
 	return sb_adds(sb, "]}");
+}
+
+/* ,"errors":[...],"nerrors":N of s's error diagnostics, when it has
+ * any. A diagnostic holds no secret's value (diag.h's rule). */
+static int add_errors(struct strbuf *sb, const struct snapshot *s)
+{
+	struct strbuf one = STRBUF_INIT;
+	size_t k, listed = 0, n = diag_count(&s->diags, DIAG_ERROR);
+	int err = 0;
+
+	if (!n)
+		return 0;
+	if ((err = sb_adds(sb, ",\"errors\":[")) < 0)
+		return err;
+	for (k = 0; k < s->diags.n && listed < NODE_RECORD_ERRORS_MAX && !err; k++) {
+		if (s->diags.v[k].sev != DIAG_ERROR)
+			continue;
+		sb_reset(&one);
+		if ((err = diag_format(&s->diags.v[k], &one)) < 0 ||
+		    (listed && (err = sb_addc(sb, ',')) < 0))
+			break;
+		/* Cut at a UTF-8 boundary: the field stays a JSON string. */
+		if (one.len > NODE_RECORD_ERROR_LEN) {
+			size_t cut = NODE_RECORD_ERROR_LEN;
+
+			while (cut && ((unsigned char)one.buf[cut] & 0xc0) == 0x80)
+				cut--;
+			one.len = cut;
+		}
+		if (utf8_valid(one.buf, one.len))
+			err = json_add_string(sb, one.buf, one.len);
+		else
+			err = json_add_string(sb, "(not UTF-8)", 11);
+		listed++;
+	}
+	sb_release(&one);
+	if (err < 0)
+		return err;
+	return sb_addf(sb, "],\"nerrors\":%zu", n);
 }
 
 static int kv_set(struct node_record_kv *kv, char *key, struct strbuf *val)
@@ -225,8 +246,12 @@ int node_record_build(const struct node_record_in *in, struct node_record_kvs *o
 	if (add_head(&sum, in->node) < 0 ||
 	    sb_addf(&sum, ",\"version\":\"%s\"", ENVFS_VERSION) < 0 ||
 	    (in->specs_digest && add_digest(&sum, "specs_digest", in->specs_digest) < 0) ||
-	    sb_addf(&sum, ",\"revision\":%" PRId64 ",\"when_ms\":%" PRId64 ",\"dirs\":[",
-		    in->revision, in->when_ms) < 0)
+	    (in->behind && json_add_field(&sum, false, "behind", in->behind, strlen(in->behind)) < 0) ||
+	    sb_addf(&sum, ",\"revision\":%" PRId64 ",\"when_ms\":%" PRId64,
+		    in->revision, in->when_ms) < 0 ||
+	    (in->load_error && json_add_field(&sum, false, "load_error", in->load_error,
+					 strlen(in->load_error)) < 0) ||
+	    sb_adds(&sum, ",\"dirs\":[") < 0)
 		goto out;
 	for (k = 0; k < in->ndirs; k++) {
 		const struct snapshot *s = in->dirs[k];
@@ -254,10 +279,11 @@ int node_record_build(const struct node_record_in *in, struct node_record_kvs *o
 		key = NULL;
 		out->n++;
 		if (sb_adds(&sum, k ? ",{" : "{") < 0 ||
-		    add_field(&sum, true, "backend", s->backend, strlen(s->backend)) < 0 ||
-		    add_field(&sum, false, "arch", s->arch, strlen(s->arch)) < 0 ||
+		    json_add_field(&sum, true, "backend", s->backend, strlen(s->backend)) < 0 ||
+		    json_add_field(&sum, false, "arch", s->arch, strlen(s->arch)) < 0 ||
 		    add_digest(&sum, "digest", digest) < 0 ||
-		    sb_addf(&sum, ",\"vars\":%" PRIu32 ",\"secrets\":%" PRIu32 "}", nvars, nsec) < 0)
+		    sb_addf(&sum, ",\"vars\":%" PRIu32 ",\"secrets\":%" PRIu32, nvars, nsec) < 0 ||
+		    add_errors(&sum, s) < 0 || sb_addc(&sum, '}') < 0)
 			goto out;
 	}
 	if (sb_adds(&sum, "]}") < 0)
@@ -278,6 +304,37 @@ out:
 	free(dprefix);
 	sb_release(&sum);
 	sb_release(&det);
+	return err;
+}
+
+int node_record_unpublishable(const struct node_record_in *in, const char *reason,
+			      struct node_record_kvs *out)
+{
+	struct strbuf sum = STRBUF_INIT;
+	char *skey = NULL;
+	int err;
+
+	out->v = NULL;
+	out->n = 0;
+	if (!in->run_key || !in->run_key[0] || in->run_key[strlen(in->run_key) - 1] == '/' ||
+	    node_name_check(in->node, NULL, 0) < 0)
+		return -EINVAL;
+	err = -ENOMEM;
+	if (!(out->v = calloc(1, sizeof(*out->v))) ||
+	    node_record_keys(in->run_key, in->node, &skey, NULL) < 0)
+		goto out;
+	if (add_head(&sum, in->node) < 0 ||
+	    sb_addf(&sum, ",\"version\":\"%s\",\"revision\":%" PRId64 ",\"when_ms\":%" PRId64,
+		    ENVFS_VERSION, in->revision, in->when_ms) < 0 ||
+	    json_add_field(&sum, false, "unpublishable", reason, strlen(reason)) < 0 ||
+	    sb_adds(&sum, ",\"dirs\":[]}") < 0 || kv_set(&out->v[0], skey, &sum) < 0)
+		goto out;
+	skey = NULL;
+	out->n = 1;
+	err = 0;
+out:
+	free(skey);
+	sb_release(&sum);
 	return err;
 }
 
@@ -303,12 +360,20 @@ void node_summary_free(struct node_summary *s)
 	if (!s)
 		return;
 	for (k = 0; k < s->ndirs; k++) {
+		size_t e;
+
 		free(s->dirs[k].backend);
 		free(s->dirs[k].arch);
+		for (e = 0; e < s->dirs[k].nlisted; e++)
+			free(s->dirs[k].errors[e]);
+		free(s->dirs[k].errors);
 	}
 	free(s->dirs);
+	free(s->load_error);
+	free(s->unpublishable);
 	free(s->node);
 	free(s->version);
+	free(s->behind);
 	free(s);
 }
 
@@ -321,6 +386,8 @@ void node_detail_free(struct node_detail *d)
 	for (k = 0; k < d->nvars; k++) {
 		free(d->vars[k].name);
 		free(d->vars[k].value);
+		free(d->vars[k].layer);
+		free(d->vars[k].source);
 	}
 	free(d->vars);
 	free(d->node);

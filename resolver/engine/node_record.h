@@ -1,9 +1,9 @@
 /* node_record: what one node of a run publishes in etcd, so that
  * `primus-envfs verify` can tell, before launch, which node's environment
- * drifted (issue 16). The daemon builds the keys and values with
+ * drifted (docs/SYNC.md). The daemon builds the keys and values with
  * node_record_build() from the snapshots it serves and puts them under its
- * lease; verify decodes them (fs/sync/record.h, through the sync module,
- * which holds json-c) into the types below.
+ * lease; verify decodes them (node_record_decode.h, through the sync
+ * module) into the types below.
  *
  * Keys, under RUN = PREFIX/runs/ID:
  *   RUN/nodes/<node>                      the summary, a few hundred bytes
@@ -23,12 +23,12 @@
  * record holds a secret's value or any function of it: a secret is a name
  * with "secret": true.
  *
- * The encoder is here, in the resolver, with the project's JSON string
- * writer and Nettle's base64, so the primus-envfs executable does not link
- * json-c (every resolve would map it for nothing; a difference too small
- * to measure on the shared 2-core machine, and none is the surest); the
- * decoder uses json-c, in the sync module, which verify loads anyway
- * (fs/sync/record.h). */
+ * The encoder is here, and the decoder beside it (node_record_decode.h,
+ * reached through the sync module's table, which verify loads anyway):
+ * they write and read the JSON through one module, resolver/util/json.h
+ * (json_add_field and json_field_bytes), with Nettle's base64, so the
+ * primus-envfs executable does not link json-c (every resolve would map
+ * it for nothing). */
 #ifndef ENVFS_NODE_RECORD_H
 #define ENVFS_NODE_RECORD_H
 
@@ -47,6 +47,11 @@
  * lengths only); one over it even so makes node_record_build fail with
  * -EMSGSIZE. */
 #define NODE_RECORD_KV_MAX (1024 * 1024)
+/* A directory's summary lists at most this many of its error
+ * diagnostics (and counts them all), each cut after NODE_RECORD_ERROR_LEN
+ * bytes: the summary is read for every node. */
+#define NODE_RECORD_ERRORS_MAX 16
+#define NODE_RECORD_ERROR_LEN 512
 /* A node name: 1 to this many bytes of printable ASCII but '/', and
  * neither "." nor "..". */
 #define NODE_NAME_MAX 253
@@ -59,8 +64,13 @@ struct node_record_in {
 	const uint8_t *specs_digest;  /* SHA256_LEN bytes (specs_digest.h),
 	                                 or NULL when not known */
 	int64_t revision;             /* the last etcd revision applied */
+	const char *behind;           /* why the node stopped applying the
+	                                 run's changes; NULL: it applies */
 	int64_t when_ms;              /* ms since the epoch: when the served
 	                                 state last changed */
+	const char *load_error;       /* why the latest load of the inputs
+	                                 failed (the node serves the last good
+	                                 resolution), or NULL */
 	const struct snapshot *const *dirs;  /* every directory served */
 	size_t ndirs;
 };
@@ -92,6 +102,13 @@ struct node_record_kvs {
 int node_record_build(const struct node_record_in *in, struct node_record_kvs *out,
 		      char *msg, size_t msglen);
 void node_record_kvs_free(struct node_record_kvs *kvs);
+/* The record of a node whose record cannot be built (node_record_build
+ * failed with reason): a summary alone, with "unpublishable": reason and
+ * no directory, so that no reader takes an older record for what the
+ * node serves. in->dirs is not read. Returns 0, -EINVAL (bad node name or
+ * run key) or -ENOMEM; *out as for node_record_build. */
+int node_record_unpublishable(const struct node_record_in *in, const char *reason,
+			      struct node_record_kvs *out);
 
 /* 0 when node is a valid node name, else -EINVAL with the reason in msg
  * (the name is quoted with its odd bytes escaped). */
@@ -111,6 +128,11 @@ struct node_dir_sum {
 	uint8_t digest[SHA256_LEN];   /* node_digest.h */
 	uint32_t nvars;               /* variables the digest covers */
 	uint32_t nsecrets;            /* of which secret */
+	char **errors;                /* its first error diagnostics, as
+	                                 diag_format writes them (not escaped:
+	                                 bytes from etcd) */
+	size_t nlisted;               /* in errors */
+	uint32_t nerrors;             /* all of them */
 };
 
 struct node_summary {
@@ -120,7 +142,12 @@ struct node_summary {
 	bool has_specs_digest;
 	uint8_t specs_digest[SHA256_LEN];
 	int64_t revision;
+	char *behind;                 /* NULL: the node applies the run's
+	                                 changes; else why it stopped */
 	int64_t when_ms;
+	char *load_error;             /* NULL: the latest load succeeded */
+	char *unpublishable;          /* not NULL: the node cannot publish its
+	                                 record, for this reason; no dirs */
 	struct node_dir_sum *dirs;    /* sorted by backend, then arch */
 	size_t ndirs;
 };
@@ -134,6 +161,8 @@ struct node_var {
 	char *value;                  /* NULL: secret, or longer than
 	                                 NODE_RECORD_VALUE_MAX / left out */
 	size_t value_len;             /* the value's length (0 for a secret) */
+	char *layer, *source;         /* where the value came from (diff); NULL
+	                                 for a secret, or in an older record */
 };
 
 struct node_detail {

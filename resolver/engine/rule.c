@@ -30,7 +30,7 @@ int rule_check(const struct spec *sp, const struct spec_rule *r, envfs_lookup_fn
 	/* A value may hold a newline or a tab: the diagnostic stays one line. */
 	if (err < 0 || (err = text_escape(&msg, raw.buf ? raw.buf : "", raw.len)) < 0)
 		goto out;
-	err = diag_add(diags, r->sev, sp->display, r->line, r->col, "%s%s", sb_str(&msg),
+	err = diag_add(diags, r->code, sp->display, r->line, r->col, "%s%s", sb_str(&msg),
 		       res.too_long ? "..." : "");
 out:
 	sb_release(&raw);

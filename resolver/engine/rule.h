@@ -3,9 +3,9 @@
  * A rule's condition reads the real values; its message may name them as
  * ${NAME} (so it can say what the launcher will say: "Invalid NNODES:
  * '+3'"), read through a second lookup that shows a secret as (secret).
- * Final rules run over a directory's resolved values (validate.c); rules
+ * Final rules run over a directory's resolved values (validate_rules.c); rules
  * with `at: runner` over the environment the runner leaves, which is what
- * Primus's launcher validates (resolve.c). */
+ * Primus's launcher validates (resolve_runner.c). */
 #ifndef ENVFS_RULE_H
 #define ENVFS_RULE_H
 

@@ -55,6 +55,12 @@ struct snap_var {
 
 struct spec_share;
 
+struct snap_input {           /* an input file of the world resolved */
+	const char *kind;         /* "specs", "config", "inherit", "env-file" */
+	const char *path;
+	const char *sha256;       /* hex, or NULL when it could not be read */
+};
+
 struct snapshot {
 	atomic_long refs;
 	const char *backend;
@@ -66,6 +72,10 @@ struct snapshot {
 	struct diag_list diags;   /* diagnostics for this directory (global ones
 	                             included) */
 	const char *explain;      /* lines heading explain (static), or NULL */
+	const struct snap_input *inputs; /* for the run record, in load order */
+	size_t ninputs;
+	const char *models;       /* "SOURCE VERSION, commit COMMIT": what the
+	                             specs of this directory model, or NULL */
 	struct arena *arena;      /* owns every string and array above that
 	                             the specs do not hold */
 	struct spec_share *specs; /* one reference, or NULL: the specs the

@@ -1,4 +1,5 @@
-/* Rule checks over one resolved directory (SPEC sections 4 and 9, issue 3):
+/* Rule checks over one resolved directory (the schema's rules are in
+ * specs/README.md: types and validation, owned prefixes, pins, rules):
  *
  *  - typed validation of every set value (bool with torch_fl's spellings,
  *    int with bounds, enum, comma list), with the variable's effective
@@ -14,7 +15,7 @@
  * a spec note the catalog's description (it walks the catalog anyway);
  * everything it allocates for the snapshot comes from s->arena.
  * Diagnostics are added to s->diags. */
-#include "resolve_internal.h"
+#include "validate_ctx.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -24,34 +25,7 @@
 #include <strings.h>
 
 #include "rule.h"
-
-struct vctx {
-	const struct spec_set *set;
-	const struct spec *backend;
-	const struct spec *runner;      /* NULL: the backend does not use it */
-	struct snapshot *s;
-	struct strbuf *ex;              /* per s->vars[i]: explain lines to append */
-	/* Positions of the walk over the backend's and the runner's by_name
-	 * and the catalog along with s->vars (all sorted by name). */
-	size_t bpos, rpos, cpos;
-	bool fold;                      /* the variable being checked is read
-	                                   case-insensitively (relaxed) */
-};
-
-/* The entries that may type a name: positions in the by_name of the
- * backend and of the runner, and its catalog entry. */
-struct entries {
-	size_t bfirst, bn, rfirst, rn;
-	const struct catalog_entry *ce;
-};
-
-/* Where a variable's type comes from, for the wording of messages. */
-struct tinfo {
-	const struct vtype_def *t;
-	const struct spec *spec;        /* NULL when from the catalog */
-	const struct spec_var *sv;
-	const struct catalog_entry *ce;
-};
+#include "text.h"
 
 /* ---- small text helpers ------------------------------------------------ */
 
@@ -115,39 +89,8 @@ static bool in_values(const struct vtype_def *t, const char *v, size_t n)
 	return in_values_as(t, v, n, false);
 }
 
-/* Optimal string alignment distance (a transposition costs 1, so
- * DISAPTCH finds DISPATCH). Names are short; longer inputs are "far". */
-static size_t edit_distance(const char *a, size_t n, const char *b, size_t m)
-{
-	enum { MAXLEN = 128 };
-	size_t d[3][MAXLEN + 1], i, j;
-
-	if (n > MAXLEN || m > MAXLEN)
-		return (size_t)-1;
-	for (j = 0; j <= m; j++)
-		d[0][j] = j;
-	for (i = 1; i <= n; i++) {
-		size_t *cur = d[i % 3], *prev = d[(i - 1) % 3], *pp = d[(i + 1) % 3];
-
-		cur[0] = i;
-		for (j = 1; j <= m; j++) {
-			size_t cost = a[i - 1] != b[j - 1], best = prev[j - 1] + cost;
-
-			if (prev[j] + 1 < best)
-				best = prev[j] + 1;
-			if (cur[j - 1] + 1 < best)
-				best = cur[j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    pp[j - 2] + 1 < best)
-				best = pp[j - 2] + 1;
-			cur[j] = best;
-		}
-	}
-	return d[n % 3][m];
-}
-
 /* Close enough to be a plausible misspelling of what the user meant. */
-static bool close_enough(size_t dist, size_t len)
+bool validate_close_enough(size_t dist, size_t len)
 {
 	size_t lim = len / 3 > 2 ? len / 3 : 2;
 
@@ -197,7 +140,7 @@ static const char *reader(const struct tinfo *ti)
 
 /* A diagnostic placed at a var->source-like "file:line" (or a bare place
  * such as "cli"), so a user-supplied value points at where it was given. */
-static int diag_at_source(struct vctx *c, enum diag_sev sev, const char *source,
+static int diag_at_source(struct vctx *c, enum diag_code code, const char *source,
 			  const char *msg)
 {
 	const char *colon;
@@ -206,7 +149,7 @@ static int diag_at_source(struct vctx *c, enum diag_sev sev, const char *source,
 	int err;
 
 	if (!source)
-		return diag_add(&c->s->diags, sev, NULL, 0, 0, "%s", msg);
+		return diag_add(&c->s->diags, code, NULL, 0, 0, "%s", msg);
 	colon = strrchr(source, ':');
 	if (colon && colon[1] && colon > source) {
 		const char *p = colon + 1;
@@ -218,26 +161,26 @@ static int diag_at_source(struct vctx *c, enum diag_sev sev, const char *source,
 			line = (unsigned)l;
 			if (!(file = xstrndup(source, (size_t)(colon - source))))
 				return -ENOMEM;
-			err = diag_add(&c->s->diags, sev, file, line, 0, "%s", msg);
+			err = diag_add(&c->s->diags, code, file, line, 0, "%s", msg);
 			free(file);
 			return err;
 		}
 	}
-	return diag_add(&c->s->diags, sev, source, 0, 0, "%s", msg);
+	return diag_add(&c->s->diags, code, source, 0, 0, "%s", msg);
 }
 
-static int explain_add(struct vctx *c, size_t idx, const char *line)
+/* A value outside its type has the code of the severity the spec gives it. */
+static enum diag_code type_code(const struct vtype_def *t)
 {
-	int err = sb_adds(&c->ex[idx], line);
-
-	return err ? err : sb_addc(&c->ex[idx], '\n');
+	return t->invalid == DIAG_ERROR ? DC_TYPE_ERROR :
+	       t->invalid == DIAG_INFO ? DC_TYPE_INFO : DC_TYPE_WARNING;
 }
 
 /* The message goes to both the diagnostics and the variable's explain, so
  * `check` and `explain` say the same thing. */
-static int report(struct vctx *c, size_t idx, enum diag_sev sev, const struct strbuf *msg)
+int validate_report(struct vctx *c, size_t idx, enum diag_code code, const struct strbuf *msg)
 {
-	int err = diag_at_source(c, sev, c->s->vars[idx].source, sb_str(msg));
+	int err = diag_at_source(c, code, c->s->vars[idx].source, sb_str(msg));
 
 	return err ? err : explain_add(c, idx, sb_str(msg));
 }
@@ -425,7 +368,7 @@ static int check_bool(struct vctx *c, size_t idx, const struct snap_var *v,
 	    (err = sb_adds(m, " is not a boolean (1 true on yes / 0 false off no, any case)")) ||
 	    (err = add_fallback(m, v, ti, true)))
 		return err;
-	return report(c, idx, ti->t->invalid, m);
+	return validate_report(c, idx, type_code(ti->t), m);
 }
 
 static int check_int(struct vctx *c, size_t idx, const struct snap_var *v,
@@ -446,7 +389,7 @@ static int check_int(struct vctx *c, size_t idx, const struct snap_var *v,
 			err = sb_addf(m, " (expected at least %lld)", t->min);
 		else if (!err && t->has_max)
 			err = sb_addf(m, " (expected at most %lld)", t->max);
-		return err ? err : report(c, idx, t->invalid, m);
+		return err ? err : validate_report(c, idx, type_code(t), m);
 	}
 	/* An integer too large for long long is past any bound in its sign's
 	 * direction. */
@@ -468,7 +411,7 @@ static int check_int(struct vctx *c, size_t idx, const struct snap_var *v,
 	 * message; the catalog's description would only restate the name. */
 	if (!err && ti->sv && ti->sv->note)
 		err = sb_addf(m, " (%s)", ti->sv->note);
-	return err ? err : report(c, idx, t->invalid, m);
+	return err ? err : validate_report(c, idx, type_code(t), m);
 }
 
 static int add_values(struct strbuf *sb, const struct vtype_def *t)
@@ -491,7 +434,7 @@ static int check_enum(struct vctx *c, size_t idx, const struct snap_var *v,
 	if ((err = add_assign(m, v)) || (err = sb_adds(m, " is not one of: ")) ||
 	    (err = add_values(m, ti->t)) || (err = add_fallback(m, v, ti, false)))
 		return err;
-	return report(c, idx, ti->t->invalid, m);
+	return validate_report(c, idx, type_code(ti->t), m);
 }
 
 /* Each non-empty, trimmed entry of a comma list must be a known one; one
@@ -521,7 +464,7 @@ static int check_list(struct vctx *c, size_t idx, const struct snap_var *v,
 			continue;
 		for (k = 0; k < ti->t->nvalues; k++) {
 			const char *cand = ti->t->values[k];
-			size_t d = edit_distance(a, (size_t)(b - a), cand, strlen(cand));
+			size_t d = text_edit_distance(a, (size_t)(b - a), cand, strlen(cand));
 
 			if (d < bestd) {
 				bestd = d;
@@ -536,10 +479,10 @@ static int check_list(struct vctx *c, size_t idx, const struct snap_var *v,
 			err = sb_addf(m, ": unknown entry '%.*s' (known: ", (int)(b - a), a);
 		if (!err && !(err = add_values(m, ti->t)))
 			err = sb_addc(m, ')');
-		if (!err && !v->secret && best && close_enough(bestd, (size_t)(b - a)))
+		if (!err && !v->secret && best && validate_close_enough(bestd, (size_t)(b - a)))
 			err = sb_addf(m, "; did you mean '%s'?", best);
 		if (!err)
-			err = report(c, idx, ti->t->invalid, m);
+			err = validate_report(c, idx, type_code(ti->t), m);
 	}
 	return err;
 }
@@ -560,6 +503,21 @@ static bool blank(char ch)
 	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f';
 }
 
+/* v as its reader reads it: stripped of surrounding blanks when relaxed
+ * (the value stays borrowed from v). */
+static struct snap_var read_as(const struct snap_var *v, bool relaxed)
+{
+	struct snap_var tv = *v;
+
+	while (relaxed && tv.value_len && blank(tv.value[0])) {
+		tv.value++;
+		tv.value_len--;
+	}
+	while (relaxed && tv.value_len && blank(tv.value[tv.value_len - 1]))
+		tv.value_len--;
+	return tv;
+}
+
 static int check_type(struct vctx *c, size_t idx, const struct entries *e)
 {
 	struct snap_var tv = c->s->vars[idx];
@@ -573,14 +531,7 @@ static int check_type(struct vctx *c, size_t idx, const struct entries *e)
 	if (ti.t->type == VT_NONE || ti.t->type == VT_STRING || ti.t->type == VT_PATH)
 		return 0;
 	c->fold = relaxed(&ti, v);
-	if (c->fold) {
-		while (tv.value_len && blank(tv.value[0])) {
-			tv.value++;
-			tv.value_len--;
-		}
-		while (tv.value_len && blank(tv.value[tv.value_len - 1]))
-			tv.value_len--;
-	}
+	tv = read_as(v, c->fold);
 	if (!v->value_len) {
 		/* torch_fl's rule, applied to every type: an empty value is
 		 * unset (so `X=${UNSET}` does not override a default). */
@@ -608,129 +559,6 @@ static int check_type(struct vctx *c, size_t idx, const struct entries *e)
 	default: break;
 	}
 out:
-	sb_release(&m);
-	return err;
-}
-
-/* ---- owned prefixes and retired names ----------------------------------- */
-
-static const struct spec_retired *find_retired(const struct spec *sp, const char *name)
-{
-	return spec_retired_find(sp, name);
-}
-
-static bool declared(const struct spec *sp, const char *name)
-{
-	size_t first;
-
-	return spec_entries(sp, name, &first) > 0;
-}
-
-static bool in_family(const struct spec *sp, const char *name)
-{
-	size_t k;
-
-	for (k = 0; k < sp->nfamilies; k++)
-		if (!strncmp(name, sp->families[k], strlen(sp->families[k])))
-			return true;
-	return false;
-}
-
-static int add_retired_text(struct strbuf *sb, const struct spec_retired *r)
-{
-	int err = 0;
-
-	if (r->replaced_by)
-		err = sb_addf(sb, "replaced by %s", r->replaced_by);
-	if (!err && r->note)
-		err = sb_addf(sb, "%s%s", r->replaced_by ? " (" : "", r->note);
-	if (!err && r->note && r->replaced_by)
-		err = sb_addc(sb, ')');
-	if (!err && !r->replaced_by && !r->note)
-		err = sb_adds(sb, "replaced by nothing");
-	return err;
-}
-
-static int explain_retired(struct vctx *c, size_t idx)
-{
-	const struct snap_var *v = &c->s->vars[idx];
-	const struct spec_retired *r = find_retired(c->backend, v->name);
-	struct strbuf m = STRBUF_INIT;
-	int err;
-
-	if (!r)
-		r = find_retired(c->runner, v->name);
-	if (!r || !v->set)
-		return 0;
-	if (!(err = sb_adds(&m, "retired: inert, nothing reads it; ")) &&
-	    !(err = add_retired_text(&m, r)))
-		err = explain_add(c, idx, sb_str(&m));
-	sb_release(&m);
-	return err;
-}
-
-/* The declared or retired name of sp closest to name, when close enough. */
-static const char *suggest(const struct spec *sp, const char *name,
-			   const struct spec_retired **as_retired)
-{
-	size_t n = strlen(name), best = (size_t)-1, k;
-	const char *pick = NULL;
-
-	*as_retired = NULL;
-	for (k = 0; k < sp->nvars; k++) {
-		size_t d = edit_distance(name, n, sp->vars[k].name, strlen(sp->vars[k].name));
-
-		if (d < best) {
-			best = d;
-			pick = sp->vars[k].name;
-		}
-	}
-	for (k = 0; k < sp->nretired; k++) {
-		size_t d = edit_distance(name, n, sp->retired[k].name,
-					 strlen(sp->retired[k].name));
-
-		if (d < best) {
-			best = d;
-			pick = sp->retired[k].name;
-			*as_retired = &sp->retired[k];
-		}
-	}
-	if (!pick || !close_enough(best, n)) {
-		*as_retired = NULL;
-		return NULL;
-	}
-	return pick;
-}
-
-static int check_owned(struct vctx *c, size_t idx, const struct spec *sp)
-{
-	const struct snap_var *v = &c->s->vars[idx];
-	const struct spec_retired *r;
-	struct strbuf m = STRBUF_INIT;
-	const char *sug;
-	int err;
-
-	if (!sp || !sp->owned_prefix || !v->set ||
-	    strncmp(v->name, sp->owned_prefix, strlen(sp->owned_prefix)))
-		return 0;
-	/* Declared by either spec of this directory counts: a backend may
-	 * declare a name in the runner's prefix (and vice versa). */
-	if (in_family(sp, v->name) ||
-	    find_retired(c->backend, v->name) || find_retired(c->runner, v->name) ||
-	    (c->backend && declared(c->backend, v->name)) ||
-	    (c->runner && declared(c->runner, v->name)))
-		return 0;
-	err = sb_addf(&m, "%s is not a %s variable; nothing reads it.", v->name,
-		      sp->backend ? sp->backend : "runner");
-	if (!err && (sug = suggest(sp, v->name, &r))) {
-		err = sb_addf(&m, " Did you mean %s?", sug);
-		if (!err && r) {
-			if (!(err = sb_adds(&m, " (retired: ")) && !(err = add_retired_text(&m, r)))
-				err = sb_addc(&m, ')');
-		}
-	}
-	if (!err)
-		err = report(c, idx, DIAG_WARNING, &m);
 	sb_release(&m);
 	return err;
 }
@@ -763,9 +591,15 @@ static ptrdiff_t var_index(const struct snapshot *s, const char *name)
 	return v ? v - s->vars : -1;
 }
 
-static bool pin_agrees(const struct snap_var *v, const struct tinfo *ti, bool typed,
+/* Whether the run's value is the pinned one, as its reader reads it: a
+ * relaxed reader strips it and takes any case. */
+static bool pin_agrees(const struct snap_var *var, const struct tinfo *ti, bool typed,
 		       const char *pin)
 {
+	bool fold = typed && relaxed(ti, var);
+	struct snap_var tv = read_as(var, fold);
+	const struct snap_var *v = &tv;
+
 	if (typed && ti->t->type == VT_BOOL) {
 		int a = bool_parse(v->value, v->value_len), b = bool_parse(pin, strlen(pin));
 
@@ -773,7 +607,8 @@ static bool pin_agrees(const struct snap_var *v, const struct tinfo *ti, bool ty
 		 * script refuses it. */
 		return a >= 0 && a == b;
 	}
-	return strlen(pin) == v->value_len && !memcmp(pin, v->value, v->value_len);
+	return strlen(pin) == v->value_len &&
+	       !(fold ? strncasecmp(pin, v->value, v->value_len) : memcmp(pin, v->value, v->value_len));
 }
 
 static int check_pins(struct vctx *c, const struct spec *sp)
@@ -815,50 +650,9 @@ static int check_pins(struct vctx *c, const struct spec *sp)
 				      sv->pins[j].value, sp->backend ? sp->backend : "the runner",
 				      c->s->arch);
 		if (!err)
-			err = report(c, (size_t)idx, DIAG_ERROR, &m);
+			err = validate_report(c, (size_t)idx, DC_PIN_CONTRADICTED, &m);
 	}
 	sb_release(&m);
-	return err;
-}
-
-/* ---- rules ---------------------------------------------------------------- */
-
-/* Rules see what the run gets: set values only. */
-static int set_lookup(void *ctx, const char *name, size_t len, const char **val,
-		      size_t *vlen)
-{
-	const struct snap_var *v = snapshot_find(ctx, name, len);
-
-	if (!v || !v->set || !v->value)
-		return 0;
-	*val = v->value;
-	*vlen = v->value_len;
-	return 1;
-}
-
-/* The same, for a rule's message: a secret shows as (secret). */
-static int shown_lookup(void *ctx, const char *name, size_t len, const char **val,
-			size_t *vlen)
-{
-	int r = set_lookup(ctx, name, len, val, vlen);
-
-	if (r > 0 && snapshot_find(ctx, name, len)->secret) {
-		*val = "(secret)";
-		*vlen = 8;
-	}
-	return r;
-}
-
-/* The final rules; `at: runner` ones ran during the simulation. */
-static int check_rules(struct vctx *c, const struct spec *sp)
-{
-	size_t k;
-	int err = 0;
-
-	for (k = 0; sp && k < sp->nrules && !err; k++)
-		if (sp->rules[k].at == RULE_AT_FINAL)
-			err = rule_check(sp, &sp->rules[k], set_lookup, shown_lookup, c->s,
-					 &c->s->diags);
 	return err;
 }
 
@@ -904,12 +698,13 @@ int validate_snapshot(const struct spec_set *set, const struct spec *backend,
 		entries_next(&c, i, &e);
 		if (!s->vars[i].note && e.ce)
 			s->vars[i].note = e.ce->description;
-		if (!(err = explain_retired(&c, i)) && !(err = check_owned(&c, i, backend)) &&
-		    !(err = check_owned(&c, i, runner)))
+		if (!(err = validate_explain_retired(&c, i)) &&
+		    !(err = validate_check_owned(&c, i, backend)) &&
+		    !(err = validate_check_owned(&c, i, runner)))
 			err = check_type(&c, i, &e);
 	}
 	if (!err && !(err = check_pins(&c, backend)) && !(err = check_pins(&c, runner)) &&
-	    !(err = check_rules(&c, runner)) && !(err = check_rules(&c, backend)))
+	    !(err = validate_check_rules(&c, runner)) && !(err = validate_check_rules(&c, backend)))
 		err = finish_explain(&c);
 	for (i = 0; i < s->nvars; i++)
 		sb_release(&c.ex[i]);

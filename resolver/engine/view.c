@@ -1,5 +1,5 @@
 /* view: env_file, environ, env.sh, env.json, explain and digest of one
- * snapshot (SPEC 6.3). Each view carries every exported value exactly or
+ * snapshot. Each view carries every exported value exactly or
  * leaves it out with a comment saying why; none alters a value silently.
  *
  *   $ primus-envfs resolve -b maxtext -a gfx950 --format sh > env.sh
@@ -12,6 +12,8 @@
 
 #include "inherit.h"
 #include "json.h"
+#include "resolve_internal.h"
+#include "run_record.h"
 #include "sha256.h"
 #include "text.h"
 
@@ -21,15 +23,6 @@
 /* Names in comment lines are cut here: a comment is for people. */
 #define COMMENT_NAME_MAX 256
 
-static const char *const view_names[VIEW_COUNT] = {
-	[VIEW_ENV_FILE] = "env_file",
-	[VIEW_ENVIRON] = "environ",
-	[VIEW_SH] = "env.sh",
-	[VIEW_JSON] = "env.json",
-	[VIEW_EXPLAIN] = "explain",
-	[VIEW_DIGEST] = "digest",
-	[VIEW_COMPOSE] = "compose.env",
-};
 
 /* Go's unicode.IsSpace: what docker trims from the start of a line. */
 static bool unicode_space(unsigned cp)
@@ -103,7 +96,15 @@ static int add_header(const struct snapshot *s, const char *view, struct strbuf 
 	    (err = sb_addc(out, '/')) < 0 ||
 	    (err = add_printable(out, a, strlen(a), COMMENT_NAME_MAX)) < 0)
 		return err;
-	return sb_addf(out, " %s\n", view);
+	if ((err = sb_addf(out, " %s", view)) < 0)
+		return err;
+	/* explain's head says what the specs were written from. */
+	if (s->models && !strcmp(view, "explain") &&
+	    ((err = sb_adds(out, " (specs model ")) < 0 ||
+	     (err = add_printable(out, s->models, strlen(s->models), 512)) < 0 ||
+	     (err = sb_addc(out, ')')) < 0))
+		return err;
+	return sb_addc(out, '\n');
 }
 
 static int add_omitted(struct strbuf *out, const char *comment,
@@ -241,6 +242,18 @@ static bool compose_unquoted_ok(const char *s, size_t n)
 	return true;
 }
 
+/* Why the compose view leaves v out, or NULL: compose_reason(), and a
+ * value ending in '\\' that dotenv cannot read back unquoted either. */
+static const char *compose_omit_reason(const struct snap_var *v)
+{
+	const char *why = compose_reason(v);
+
+	if (!why && v->value_len && v->value[v->value_len - 1] == '\\' &&
+	    !compose_unquoted_ok(v->value, v->value_len))
+		why = "value ends with a backslash, which docker-compose 1.29 cannot read back";
+	return why;
+}
+
 /* NAME='value' lines: in python-dotenv's single quotes only \\ and \'
  * are escapes, and newlines, '#', '"', '$' and trailing blanks are kept.
  * Its pattern for them cannot end in an escaped backslash (\\' reads as
@@ -257,12 +270,10 @@ static int render_compose(const struct snapshot *s, struct strbuf *out, struct v
 	for (i = 0; i < s->nvars; i++) {
 		const struct snap_var *v = &s->vars[i];
 		bool bs_end = v->value_len && v->value[v->value_len - 1] == '\\';
-		const char *why = compose_reason(v);
+		const char *why = compose_omit_reason(v);
 
 		if (!exported(v))
 			continue;
-		if (!why && bs_end && !compose_unquoted_ok(v->value, v->value_len))
-			why = "value ends with a backslash, which docker-compose 1.29 cannot read back";
 		if (why) {
 			if ((err = add_omitted(out, "# ", v, why)) < 0)
 				return err;
@@ -294,19 +305,27 @@ static int render_compose(const struct snapshot *s, struct strbuf *out, struct v
 
 /* An environ block cannot hold a NUL inside a value; such a value (the
  * resolver reports it) is left out rather than cut short. */
-static int render_environ(const struct snapshot *s, struct strbuf *out, struct vsink *k)
+/* What digest hashes in place of a secret's value. */
+static const char secret_marker[] = "<redacted>";
+
+/* environ; masked: each secret's value is secret_marker (the digest's
+ * input, which everyone may read). */
+static int render_environ_as(const struct snapshot *s, struct strbuf *out, struct vsink *k,
+			     bool masked)
 {
 	size_t i;
 	int err;
 
 	for (i = 0; i < s->nvars; i++) {
 		const struct snap_var *v = &s->vars[i];
+		bool mask = masked && v->secret;
 
 		if (!exported(v) || has_byte(v->value, v->value_len, '\0'))
 			continue;
 		if ((err = sb_add(out, v->name, v->name_len)) < 0 ||
 		    (err = sb_addc(out, '=')) < 0 ||
-		    (err = sb_add(out, v->value, v->value_len)) < 0 ||
+		    (err = mask ? sb_add(out, secret_marker, sizeof(secret_marker) - 1)
+				: sb_add(out, v->value, v->value_len)) < 0 ||
 		    (err = sb_addc(out, '\0')) < 0)
 			return err;
 		vsink_step(k, out);
@@ -314,10 +333,27 @@ static int render_environ(const struct snapshot *s, struct strbuf *out, struct v
 	return 0;
 }
 
+static int render_environ(const struct snapshot *s, struct strbuf *out, struct vsink *k)
+{
+	return render_environ_as(s, out, k, false);
+}
+
+/* Why env.sh leaves v out, or NULL. `export 'a b'=x` is an error that
+ * stops dash mid-file, and no shell value holds a NUL. */
+static const char *sh_reason(const struct snap_var *v)
+{
+	if (!env_name_valid(v->name, v->name_len))
+		return "not a shell variable name";
+	if (has_byte(v->value, v->value_len, '\0'))
+		return "value contains a NUL byte";
+	return NULL;
+}
+
 /* Single quotes keep every byte literally in sh, bash and zsh; only the
  * quote itself needs the close-escape-reopen dance. */
 static int render_sh(const struct snapshot *s, struct strbuf *out, struct vsink *k)
 {
+	const char *why;
 	size_t i, j;
 	int err;
 
@@ -326,14 +362,8 @@ static int render_sh(const struct snapshot *s, struct strbuf *out, struct vsink 
 
 		if (!exported(v))
 			continue;
-		/* `export 'a b'=x` is an error that stops dash mid-file. */
-		if (!env_name_valid(v->name, v->name_len)) {
-			if ((err = add_omitted(out, "# ", v, "not a shell variable name")) < 0)
-				return err;
-			continue;
-		}
-		if (has_byte(v->value, v->value_len, '\0')) {
-			if ((err = add_omitted(out, "# ", v, "value contains a NUL byte")) < 0)
+		if ((why = sh_reason(v))) {
+			if ((err = add_omitted(out, "# ", v, why)) < 0)
 				return err;
 			continue;
 		}
@@ -563,26 +593,25 @@ static int render_explain(const struct snapshot *s, struct strbuf *out, struct v
 	return 0;
 }
 
-/* The hash of environ, taken in chunks as it is rendered. */
+/* The hash of environ with every secret's value replaced by a marker,
+ * taken in chunks as it is rendered: digest is readable by everyone, and
+ * a hash over values all readable but one is a dictionary attack on
+ * that one. */
 static int render_digest(const struct snapshot *s, struct strbuf *out)
 {
 	struct strbuf env = STRBUF_INIT;
 	struct vsink all = { .keep = 0 };
-	static const char hex[] = "0123456789abcdef";
 	uint8_t md[SHA256_LEN];
 	char line[2 * SHA256_LEN + 1];
-	size_t i;
 	int err;
 
 	sha256_stream_init(&all.h);
-	if ((err = render_environ(s, &env, &all)) < 0)
+	if ((err = render_environ_as(s, &env, &all, true)) < 0)
 		goto out;
 	sha256_stream_add(&all.h, sb_str(&env), env.len);
 	sha256_stream_end(&all.h, md);
-	for (i = 0; i < SHA256_LEN; i++) {
-		line[2 * i] = hex[md[i] >> 4];
-		line[2 * i + 1] = hex[md[i] & 15];
-	}
+	sha256_hex(md, line);
+	/* the hex's NUL gives way to the line's newline */
 	line[2 * SHA256_LEN] = '\n';
 	err = sb_add(out, line, sizeof(line));
 out:
@@ -590,19 +619,49 @@ out:
 	return err;
 }
 
+static int render_digest_k(const struct snapshot *s, struct strbuf *out, struct vsink *k)
+{
+	(void)k;
+	return render_digest(s, out);
+}
+
+static int render_record(const struct snapshot *s, struct strbuf *out, struct vsink *k)
+{
+	(void)k;
+	return run_record_render(s, 0, out);
+}
+
+/* One row per view: its file in every directory, its --format name (and
+ * an alias `resolve` also takes), how it renders, and why it leaves a
+ * variable out (NULL: never). no_secret says the view is known to hold
+ * no secret's value (explain redacts, digest hashes a marker in its
+ * place, record writes null); a row that does not say so is served 0600
+ * with a secret in its directory: the table fails closed. */
+static const struct view_row {
+	const char *file;
+	const char *format;
+	const char *alias;
+	int (*render)(const struct snapshot *s, struct strbuf *out, struct vsink *k);
+	const char *(*omits)(const struct snap_var *v);
+	bool no_secret;
+} views[VIEW_COUNT] = {
+	[VIEW_ENV_FILE] = { "env_file", "env_file", NULL, render_env_file, env_file_reason, false },
+	[VIEW_ENVIRON] = { "environ", "environ", NULL, render_environ, NULL, false },
+	[VIEW_SH] = { "env.sh", "sh", "env.sh", render_sh, sh_reason, false },
+	[VIEW_JSON] = { "env.json", "json", "env.json", render_json, NULL, false },
+	[VIEW_EXPLAIN] = { "explain", "explain", NULL, render_explain, NULL, true },
+	[VIEW_DIGEST] = { "digest", "digest", NULL, render_digest_k, NULL, true },
+	[VIEW_COMPOSE] = { "compose.env", "compose", "compose.env", render_compose,
+			   compose_omit_reason, false },
+	[VIEW_RECORD] = { "record", "record", NULL, render_record, NULL, true },
+};
+
 static int render(const struct snapshot *s, enum view_kind kind, struct strbuf *out,
 		  struct vsink *k)
 {
-	switch (kind) {
-	case VIEW_ENV_FILE: return render_env_file(s, out, k);
-	case VIEW_ENVIRON: return render_environ(s, out, k);
-	case VIEW_SH: return render_sh(s, out, k);
-	case VIEW_JSON: return render_json(s, out, k);
-	case VIEW_EXPLAIN: return render_explain(s, out, k);
-	case VIEW_DIGEST: return render_digest(s, out);
-	case VIEW_COMPOSE: return render_compose(s, out, k);
-	default: return -EINVAL;
-	}
+	if ((unsigned)kind >= VIEW_COUNT)
+		return -EINVAL;
+	return views[kind].render(s, out, k);
 }
 
 int view_render(const struct snapshot *s, enum view_kind kind, struct strbuf *out)
@@ -647,7 +706,23 @@ const char *view_file_name(enum view_kind kind)
 {
 	if ((unsigned)kind >= VIEW_COUNT)
 		return NULL;
-	return view_names[kind];
+	return views[kind].file;
+}
+
+const char *view_format_name(enum view_kind kind)
+{
+	if ((unsigned)kind >= VIEW_COUNT)
+		return NULL;
+	return views[kind].format;
+}
+
+void view_format_names(const char *out[VIEW_COUNT + 1])
+{
+	int k;
+
+	for (k = 0; k < VIEW_COUNT; k++)
+		out[k] = views[k].format;
+	out[VIEW_COUNT] = NULL;
 }
 
 int view_from_name(const char *name, enum view_kind *out)
@@ -657,22 +732,13 @@ int view_from_name(const char *name, enum view_kind *out)
 	if (!name)
 		return -EINVAL;
 	for (k = 0; k < VIEW_COUNT; k++) {
-		if (!strcmp(name, view_names[k])) {
+		const struct view_row *r = &views[k];
+
+		if (!strcmp(name, r->format) || !strcmp(name, r->file) ||
+		    (r->alias && !strcmp(name, r->alias))) {
 			*out = (enum view_kind)k;
 			return 0;
 		}
-	}
-	if (!strcmp(name, "sh")) {
-		*out = VIEW_SH;
-		return 0;
-	}
-	if (!strcmp(name, "json")) {
-		*out = VIEW_JSON;
-		return 0;
-	}
-	if (!strcmp(name, "compose")) {
-		*out = VIEW_COMPOSE;
-		return 0;
 	}
 	return -EINVAL;
 }
@@ -683,22 +749,44 @@ bool view_is_name(const char *name)
 
 	/* Only the file names: "sh" and "json" may well be variables. */
 	for (i = 0; i < VIEW_COUNT; i++)
-		if (!strcmp(name, view_names[i]))
+		if (!strcmp(name, views[i].file))
 			return true;
 	return false;
 }
 
 bool view_is_secret(const struct snapshot *s, enum view_kind kind)
 {
-	/* explain redacts and digest is a hash; the others carry values. */
-	switch (kind) {
-	case VIEW_ENV_FILE:
-	case VIEW_ENVIRON:
-	case VIEW_SH:
-	case VIEW_JSON:
-	case VIEW_COMPOSE:
-		return s && s->secret_in_views;
-	default:
+	if ((unsigned)kind < VIEW_COUNT && views[kind].no_secret)
 		return false;
+	return s && s->secret_in_views;
+}
+
+int view_omissions(const struct snapshot *s, struct diag_list *out)
+{
+	struct strbuf m = STRBUF_INIT;
+	size_t i, k;
+	int err = 0;
+
+	for (i = 0; i < s->nvars && !err; i++) {
+		const struct snap_var *v = &s->vars[i];
+		/* The image that gave a value still gives it to a run of that
+		 * image, whatever a view leaves out. */
+		enum diag_code code = v->layer == LAYER_IMAGE ? DC_VIEW_OMITS_IMAGE : DC_VIEW_OMITS;
+
+		if (!exported(v))
+			continue;
+		for (k = 0; k < VIEW_COUNT && !err; k++) {
+			const char *why = views[k].omits ? views[k].omits(v) : NULL;
+
+			if (!why)
+				continue;
+			sb_reset(&m);
+			if (!(err = add_printable(&m, v->name, v->name_len, COMMENT_NAME_MAX)) &&
+			    !(err = sb_addf(&m, " is left out of the %s view: %s", views[k].file,
+					    why)))
+				err = diag_at_var_source(out, code, v->source, sb_str(&m));
+		}
 	}
+	sb_release(&m);
+	return err;
 }

@@ -1,4 +1,4 @@
-/* view: the whole-directory files of SPEC 6.3, rendered from a snapshot.
+/* view: the whole-directory files (env_file, environ, env.sh, ...), rendered from a snapshot.
  * `primus-envfs resolve --format` and the mount call the same function,
  * so the bytes are the same by construction. */
 #ifndef ENVFS_VIEW_H
@@ -18,6 +18,7 @@ enum view_kind {
 	VIEW_EXPLAIN,
 	VIEW_DIGEST,
 	VIEW_COMPOSE,
+	VIEW_RECORD,              /* the run record (run_record.h) */
 	VIEW_COUNT
 };
 
@@ -30,8 +31,12 @@ int view_render(const struct snapshot *s, enum view_kind kind, struct strbuf *ou
 int view_measure(const struct snapshot *s, enum view_kind kind, size_t keep,
 		 struct strbuf *out, size_t *len, uint8_t sum[SHA256_LEN]);
 /* File name in the mount: env_file environ env.sh env.json explain digest
- * compose.env. */
+ * compose.env record. */
 const char *view_file_name(enum view_kind kind);
+/* The --format name of a view (env_file, environ, sh, json, ...). */
+const char *view_format_name(enum view_kind kind);
+/* Fills out with every --format name, in view order, then NULL. */
+void view_format_names(const char *out[VIEW_COUNT + 1]);
 /* Finds a view by file name or --format name (sh, json, compose also
  * accepted). Returns 0 or -EINVAL. */
 int view_from_name(const char *name, enum view_kind *out);

@@ -1,8 +1,10 @@
 /* world: every input read once, ready to be resolved many times. */
 #include "inputs_trust.h"
 #include "resolve.h"
+#include "slurm.h"
 #include "spec_share.h"
 #include "specs_digest.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -47,7 +49,7 @@ static int load_cli(struct world *w, const struct envfs_inputs *in)
 		size_t n = eq ? (size_t)(eq - kv) : 0;
 
 		if (!eq || !env_name_valid(kv, n)) {
-			diag_add(&w->diags, DIAG_ERROR, NULL, 0, 0,
+			diag_add(&w->diags, DC_CLI_ENV_FORMAT, NULL, 0, 0,
 				 "--env: expected NAME=VALUE");
 			return -EINVAL;
 		}
@@ -55,7 +57,7 @@ static int load_cli(struct world *w, const struct envfs_inputs *in)
 					src ? src : "cli")) < 0)
 			return err;
 		if (!src && world_secret_declared(w, w->cli.v[w->cli.n - 1].name) &&
-		    diag_add(&w->diags, DIAG_WARNING, NULL, 0, 0,
+		    diag_add(&w->diags, DC_CLI_SECRET_INLINE, NULL, 0, 0,
 			     "%s is a secret given as --env %s=... on the command line, where "
 			     "every user can read it (ps, /proc/PID/cmdline); pass it with "
 			     "--env-file FILE or as --env %s (the value from the environment)",
@@ -120,6 +122,25 @@ static int host_add_prefixed(struct world *w, char *const *env, const struct spe
 	return 0;
 }
 
+/* Copies the n strings of src into *out (caller-owned, with *nout, freed
+ * one by one and then as an array; *nout counts what was copied even on
+ * -ENOMEM, for world_free). */
+static int copy_strs(const char *const *src, size_t n, char ***out, size_t *nout)
+{
+	size_t k;
+
+	if (!n)
+		return 0;
+	if (!(*out = calloc(n, sizeof(char *))))
+		return -ENOMEM;
+	for (k = 0; k < n; k++) {
+		if (!((*out)[k] = xstrdup(src[k])))
+			return -ENOMEM;
+		(*nout)++;
+	}
+	return 0;
+}
+
 /* Host candidates: --pass names and every spec's passthrough list and
  * prefixes. Which of them a directory may use (and whether an empty value
  * counts) is decided per backend at resolve time (world_host_allowed). */
@@ -157,22 +178,12 @@ static int load_host(struct world *w, const struct envfs_inputs *in)
 	return 0;
 }
 
-static bool in_list(char *const *v, size_t n, const char *name)
-{
-	size_t k;
-
-	for (k = 0; k < n; k++)
-		if (!strcmp(v[k], name))
-			return true;
-	return false;
-}
-
 /* The container launcher forwards a listed name or a prefixed one only
  * when it is set and non-empty. */
 static bool spec_forwards(const struct spec *s, const struct env_pair *p)
 {
 	return s && p->value_len &&
-	       (in_list(s->passthrough, s->npassthrough, p->name) ||
+	       (text_in_list(s->passthrough, s->npassthrough, p->name) ||
 		has_prefix(s->pass_prefixes, s->npass_prefixes, p->name));
 }
 
@@ -183,9 +194,14 @@ bool world_host_allowed(const struct world *w, const struct spec *backend,
 
 	/* --pass adds a name to the container launcher's list, which drops
 	 * a name that is unset or empty like any other. */
-	return (p->value_len && in_list(w->pass, w->npass, p->name)) ||
+	return (p->value_len && text_in_list(w->pass, w->npass, p->name)) ||
 	       spec_forwards(backend, p) || spec_forwards(runner, p);
 }
+
+/* How a load takes its specs from another world: never, when the
+ * directory's digest is unchanged (a daemon's reloads), or as they are
+ * (the caller knows they come from the same directory, read alike). */
+enum share_mode { SHARE_NONE, SHARE_BY_DIGEST, SHARE_AS_IS };
 
 /* Loads the specs into w, or shares prev's when their files are
  * unchanged (share: a daemon's worlds; the digest is only worth taking
@@ -194,7 +210,7 @@ bool world_host_allowed(const struct world *w, const struct spec *backend,
  * specs end up in a spec_share, which the snapshots resolved from them
  * hold on to. */
 static int load_specs(struct world *w, const struct envfs_inputs *in,
-		      const struct world *prev, bool share)
+		      const struct world *prev, enum share_mode share)
 {
 	struct spec_share *sh = prev ? prev->spec_share : NULL;
 	struct diag_list d = DIAG_LIST_INIT;
@@ -202,10 +218,15 @@ static int load_specs(struct world *w, const struct envfs_inputs *in,
 	uint8_t digest[SHA256_LEN];
 	/* A set read for one backend (only_backend) or without its docs is not
 	 * the whole directory the digest covers: never offered for sharing. */
-	bool have = share && !in->only_backend && !in->no_docs &&
+	bool have = share == SHARE_BY_DIGEST && !in->only_backend && !in->no_docs &&
 		    specs_dir_digest(in->specs_dir, digest) == 0;
 	int err;
 
+	if (share == SHARE_AS_IS && sh) {
+		w->spec_share = spec_share_ref(sh);
+		w->specs = sh->set;
+		return diag_extend(&w->diags, &sh->diags);
+	}
 	if (have && sh && sh->has_digest && !memcmp(sh->digest, digest, SHA256_LEN)) {
 		w->spec_share = spec_share_ref(sh);
 		w->specs = sh->set;
@@ -231,16 +252,36 @@ bool world_name_secret(void *ctx, const char *name)
 	return world_secret_declared(ctx, name);
 }
 
-static int load(const struct envfs_inputs *in, const struct world *prev, bool share,
-		struct world **out)
+/* The daemon's environment does not change while it runs: a reload
+ * takes what the first load derived instead of asking scontrol again. */
+static int load_slurm(struct world *w, const struct envfs_inputs *in, const struct world *prev)
 {
-	struct world *w = calloc(1, sizeof(*w));
-	bool failed = false;
 	size_t k;
 	int err;
 
-	if (!w)
-		return -ENOMEM;
+	if (!prev)
+		return slurm_detect(in->host_env, &w->slurm, &w->slurm_diags);
+	for (k = 0; k < prev->slurm.n; k++) {
+		const struct env_pair *p = &prev->slurm.v[k];
+
+		if ((err = env_list_add(&w->slurm, p->name, strlen(p->name), p->value,
+					p->value_len, p->source)) < 0)
+			return err;
+	}
+	return diag_extend(&w->slurm_diags, &prev->slurm_diags);
+}
+
+static int load(const struct envfs_inputs *in, const struct world *prev,
+		enum share_mode share, struct world **out)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	struct file_digest *inherit = calloc(in->ninherit ? in->ninherit : 1, sizeof(*inherit));
+	bool failed = false;
+	size_t k;
+	int err = -ENOMEM;
+
+	if (!w || !inherit)
+		goto out;
 	err = load_specs(w, in, prev, share);
 	if (err == -ENOMEM)
 		goto out;
@@ -248,13 +289,19 @@ static int load(const struct envfs_inputs *in, const struct world *prev, bool sh
 	if (in->config) {
 		struct config_secrets sec = { world_name_secret, w };
 
-		err = config_load(in->config, &sec, &w->config, &w->diags);
+		if (in->config_read)
+			err = config_load_read(in->config_read, &sec, &w->config, &w->diags);
+		else
+			err = config_load(in->config, &sec, &w->config, &w->diags);
 		if (err == -ENOMEM)
 			goto out;
 		failed |= err < 0;
 	}
+	if ((err = inherit_load_environ(in->inherit_env, &w->image)) < 0)
+		goto out;
 	for (k = 0; k < in->ninherit; k++) {
-		err = inherit_load_file(in->inherit[k], in->host_env, &w->image, &w->diags);
+		err = inherit_load_file_digest(in->inherit[k], "image", in->host_env, &w->image,
+					       &inherit[k], &w->diags);
 		if (err == -ENOMEM)
 			goto out;
 		failed |= err < 0;
@@ -265,35 +312,46 @@ static int load(const struct envfs_inputs *in, const struct world *prev, bool sh
 	if ((err = load_host(w, in)) < 0)
 		goto out;
 	if ((err = hostprobe_run(in->host_root, &w->probe)) < 0 ||
+	    (err = load_slurm(w, in, prev)) < 0 ||
 	    (err = inputs_trust_check(in, &w->diags)) < 0)
 		goto out;
-	if (in->narches) {
-		err = -ENOMEM;
-		if (!(w->extra_arches = calloc(in->narches, sizeof(char *))))
-			goto out;
-		for (k = 0; k < in->narches; k++) {
-			if (!(w->extra_arches[k] = xstrdup(in->arches[k])))
-				goto out;
-			w->nextra_arches++;
-		}
-	}
+	if ((err = copy_strs(in->arches, in->narches, &w->extra_arches, &w->nextra_arches)) < 0 ||
+	    (err = copy_strs(in->secrets, in->nsecrets, &w->secrets, &w->nsecrets)) < 0 ||
+	    (err = world_hash_inputs(w, in, inherit,
+				     share == SHARE_AS_IS && prev && w->spec_share == prev->spec_share ?
+				     prev : NULL)) < 0)
+		goto out;
+	err = -ENOMEM;
+	if ((in->primus_path && !(w->primus_path = xstrdup(in->primus_path))) ||
+	    (in->silence && diag_silence_extend(&w->silence, in->silence) < 0) ||
+	    (w->config && diag_silence_extend(&w->silence, &w->config->silence) < 0))
+		goto out;
+	diag_silence_apply(&w->silence, &w->diags, 0);
 	err = failed ? -EINVAL : 0;
 	*out = w;
+	free(inherit);
 	return err;
 out:
 	world_free(w);
+	free(inherit);
 	return err;
 }
 
 int world_load(const struct envfs_inputs *in, struct world **out)
 {
-	return load(in, NULL, false, out);
+	return load(in, NULL, SHARE_NONE, out);
 }
 
 int world_load_from(const struct envfs_inputs *in, const struct world *prev,
 		    struct world **out)
 {
-	return load(in, prev, true, out);
+	return load(in, prev, SHARE_BY_DIGEST, out);
+}
+
+int world_load_sharing(const struct envfs_inputs *in, const struct world *donor,
+		       struct world **out)
+{
+	return load(in, donor, donor ? SHARE_AS_IS : SHARE_NONE, out);
 }
 
 void world_free(struct world *w)
@@ -307,14 +365,24 @@ void world_free(struct world *w)
 	env_list_release(&w->image);
 	env_list_release(&w->host);
 	env_list_release(&w->cli);
+	env_list_release(&w->slurm);
+	diag_list_release(&w->slurm_diags);
 	for (k = 0; k < w->nextra_arches; k++)
 		free(w->extra_arches[k]);
 	for (k = 0; k < w->npass; k++)
 		free(w->pass[k]);
+	for (k = 0; k < w->nsecrets; k++)
+		free(w->secrets[k]);
 	free(w->pass);
+	free(w->secrets);
 	free(w->extra_arches);
 	hostprobe_free(w->probe);
+	free(w->primus_path);
+	diag_silence_release(&w->silence);
 	diag_list_release(&w->diags);
+	for (k = 0; k < w->ninputs; k++)
+		free(w->inputs[k].path);
+	free(w->inputs);
 	free(w);
 }
 

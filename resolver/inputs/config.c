@@ -15,13 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+#include "hindex.h"
 #include "pyvalue.h"
 #include "text.h"
 #include "yaml11.h"
 #include "yaml_tree.h"
 
-/* Longest value text quoted inside a message. */
-#define MSG_TEXT_MAX 60
+#define MSG_TEXT_MAX CONFIG_MSG_TEXT_MAX
 /* Names listed in the message about keys a refused key takes with it. */
 #define MSG_LOST_MAX 8
 
@@ -32,17 +33,17 @@ struct ctx {
 	const struct config_secrets *secrets;
 };
 
-static int diag(struct ctx *c, enum diag_sev sev, const struct ynode *at,
+static int diag(struct ctx *c, enum diag_code code, const struct ynode *at,
 		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-static int diag(struct ctx *c, enum diag_sev sev, const struct ynode *at,
+static int diag(struct ctx *c, enum diag_code code, const struct ynode *at,
 		const char *fmt, ...)
 {
 	va_list ap;
 	int err;
 
 	va_start(ap, fmt);
-	err = diag_vadd(c->diags, sev, c->file, at ? at->line : 1, at ? at->col : 1, fmt, ap);
+	err = diag_vadd(c->diags, code, c->file, at ? at->line : 1, at ? at->col : 1, fmt, ap);
 	va_end(ap);
 	return err;
 }
@@ -99,10 +100,10 @@ static int extends_info(struct ctx *c, const struct ynode *key,
 			const char *module)
 {
 	if (module)
-		return diag(c, DIAG_INFO, key, "extends: in module '%s': "
+		return diag(c, DC_CONFIG_EXTENDS, key, "extends: in module '%s': "
 			    "env: blocks of presets are not applied; only the "
 			    "experiment file's top-level env: is", module);
-	return diag(c, DIAG_INFO, key, "extends: env: blocks of presets are "
+	return diag(c, DC_CONFIG_EXTENDS, key, "extends: env: blocks of presets are "
 		    "not applied; only the experiment file's top-level env: is");
 }
 
@@ -127,7 +128,7 @@ static int walk_module(struct ctx *c, const struct ynode *n, const char *module)
 		const struct ypair *p = &n->pairs[i];
 
 		if (key_is(p->key, "env") &&
-		    (err = diag(c, DIAG_WARNING, p->key, "env: under module '%s' "
+		    (err = diag(c, DC_CONFIG_NESTED_ENV, p->key, "env: under module '%s' "
 				"(line %u) is not applied (Primus turns it into "
 				"a training parameter); move it to the top level",
 				module, p->key->line)) < 0)
@@ -197,16 +198,6 @@ struct slot {
 	size_t value_len;
 };
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
-}
-
 static const char *type_name(const struct ynode *n)
 {
 	if (n->tag && strcmp(n->tag, "!"))
@@ -234,7 +225,7 @@ static int check_key_type(struct ctx *c, const struct ynode *k, const char *name
 	if (!err)
 		err = sb_adds(&msg, "; quote it");
 	if (!err)
-		err = diag(c, DIAG_WARNING, k, "%s", sb_str(&msg));
+		err = diag(c, DC_CONFIG_KEY_TYPED, k, "%s", sb_str(&msg));
 	sb_release(&msg);
 	return err;
 }
@@ -246,13 +237,13 @@ static int value_warning(struct ctx *c, const struct slot *s, enum pyv_kind kind
 	const struct ynode *v = s->val;
 	struct strbuf msg = STRBUF_INIT;
 	bool secret = secret_name(c, s->name);
-	enum diag_sev sev = DIAG_WARNING;
+	enum diag_code code = DC_CONFIG_VALUE_TYPED;
 	int err;
 
 	if (kind == PYV_STR)
 		return 0;
 	if (kind == PYV_COLLECTION || kind == PYV_SET) {
-		sev = DIAG_ERROR;
+		code = DC_CONFIG_VALUE_NESTED;
 		err = sb_addf(&msg, "%s: the value is a %s; Primus exports Python's text of it",
 			      s->name, v->kind == YN_SEQ ? "list" : kind == PYV_SET ? "set" : "dict");
 		if (!err && !secret) {
@@ -294,7 +285,7 @@ static int value_warning(struct ctx *c, const struct slot *s, enum pyv_kind kind
 			err = sb_adds(&msg, ") if you meant the text");
 	}
 	if (!err)
-		err = diag(c, sev, v, "%s", sb_str(&msg));
+		err = diag(c, code, v, "%s", sb_str(&msg));
 	sb_release(&msg);
 	return err;
 }
@@ -344,7 +335,7 @@ static int lost_keys(struct ctx *c, const struct slot *slots, size_t n, size_t a
 			err = add_quoted(&msg, slots[k].name, slots[k].name_len);
 	}
 	if (!err)
-		err = diag(c, DIAG_ERROR, slots[at].key, "%s", sb_str(&msg));
+		err = diag(c, DC_CONFIG_KEY_STOPS, slots[at].key, "%s", sb_str(&msg));
 	sb_release(&msg);
 	return err;
 }
@@ -357,47 +348,45 @@ static int env_slots(struct ctx *c, const struct ynode *env, struct slot **out, 
 	bool *merged = NULL;
 	struct slot *slots = NULL;
 	struct strbuf id = STRBUF_INIT, *ids = NULL;
-	size_t nfp = 0, nslots = 0, *table = NULL, mask = 0, i, h;
+	/* The slots by key: a 1 MiB file can hold ~100k keys, too many to
+	 * compare pairwise. */
+	struct hindex index = { 0 };
+	size_t nfp = 0, nslots = 0, i, at;
 	int err;
 
 	*out = NULL;
 	*nout = 0;
 	if ((err = pyv_flatten(env, &fp, &merged, &nfp)) < 0 || !nfp)
 		goto out;
-	/* Open addressing over slot numbers + 1: a 1 MiB file can hold ~100k
-	 * keys, too many to compare pairwise. */
-	for (mask = 1; mask < nfp * 2; mask <<= 1)
-		;
 	err = -ENOMEM;
-	if (!(table = calloc(mask, sizeof(*table))) || !(slots = calloc(nfp, sizeof(*slots))) ||
-	    !(ids = calloc(nfp, sizeof(*ids))))
+	if (!(slots = calloc(nfp, sizeof(*slots))) || !(ids = calloc(nfp, sizeof(*ids))))
 		goto out;
-	mask--;
 	err = 0;
 	for (i = 0; i < nfp && !err; i++) {
 		const struct ynode *k = fp[i]->key;
+		struct hindex_probe p;
 		struct slot *s;
+		uint64_t h;
 
 		sb_reset(&id);
 		if ((err = pyv_key_ident(k, &id)) < 0)
 			break;
-		for (h = hash_bytes(id.buf, id.len) & mask; table[h]; h = (h + 1) & mask) {
-			const struct strbuf *o = &ids[table[h] - 1];
-
-			if (o->len == id.len && !memcmp(o->buf, id.buf, id.len))
+		h = hindex_hash(id.buf, id.len, HINDEX_SEED);
+		for (at = hindex_first(&index, h, &p); at != HINDEX_NONE; at = hindex_next(&index, &p))
+			if (ids[at].len == id.len && !memcmp(ids[at].buf, id.buf, id.len))
 				break;
-		}
-		if (!table[h]) {
+		if (at == HINDEX_NONE) {
 			s = &slots[nslots];
-			if ((err = sb_add(&ids[nslots], id.buf, id.len)) < 0)
+			if ((err = sb_add(&ids[nslots], id.buf, id.len)) < 0 ||
+			    (err = hindex_insert(&index, h, nslots)) < 0)
 				break;
-			table[h] = ++nslots;
+			nslots++;
 			s->key = k;
 		} else {
-			s = &slots[table[h] - 1];
+			s = &slots[at];
 			/* Overriding a merged-in key is what merging is for. */
 			if (!s->last_merged && !merged[i])
-				err = diag(c, DIAG_WARNING, k, "%.*s is set again (earlier at line "
+				err = diag(c, DC_CONFIG_KEY_REPEATED, k, "%.*s is set again (earlier at line "
 					   "%u); the last value wins",
 					   k->len > MSG_TEXT_MAX ? MSG_TEXT_MAX : (int)k->len,
 					   k->str, s->last_key->line);
@@ -413,7 +402,7 @@ out:
 	sb_release(&id);
 	free(fp);
 	free(merged);
-	free(table);
+	hindex_release(&index);
 	if (err < 0) {
 		free(slots);
 		return err;
@@ -445,7 +434,7 @@ static int slot_text(struct ctx *c, struct slot *s)
 	s->value_len = sb.len;
 	err = 0;
 	if (strlen(s->name) > CONFIG_MAX_VALUE) {
-		err = diag(c, DIAG_ERROR, s->key, "env: key %.40s... is %zu bytes, more than the %u "
+		err = diag(c, DC_CONFIG_TOO_LONG, s->key, "env: key %.40s... is %zu bytes, more than the %u "
 			   "an environment string may hold (execve fails with E2BIG); not "
 			   "applied", s->name, strlen(s->name), (unsigned)CONFIG_MAX_VALUE);
 		free(s->value);
@@ -454,7 +443,7 @@ static int slot_text(struct ctx *c, struct slot *s)
 	}
 	if (s->value_len > CONFIG_MAX_VALUE) {
 		/* execve refuses one NAME=value over 128 KiB: the launch fails. */
-		err = diag(c, DIAG_ERROR, s->val, "%s: the value is %zu bytes, more than the %u "
+		err = diag(c, DC_CONFIG_TOO_LONG, s->val, "%s: the value is %zu bytes, more than the %u "
 			   "an environment string may hold (execve fails with E2BIG); "
 			   "not applied", s->name, s->value_len, (unsigned)CONFIG_MAX_VALUE);
 		free(s->value);
@@ -547,6 +536,92 @@ static bool falsy(const struct ynode *n)
 	return f;
 }
 
+#define IGNORE_MARK "primus-envfs:"
+
+/* The codes of a "# primus-envfs: ignore=CODE[,CODE]" comment on line
+ * (1-based) of the source, into the config's silence; a name that is no
+ * code is a warning. libyaml drops comments, so the line's text is read
+ * from the bytes the document came from. */
+static int line_silences(struct ctx *c, const struct ydoc *doc, const size_t *starts,
+			 size_t nlines, unsigned line)
+{
+	const char *p, *end = doc->source + doc->source_len, *eol, *at, *q;
+	enum diag_code code;
+	int err;
+
+	if (!line || line > nlines)
+		return 0;
+	p = doc->source + starts[line - 1];
+	eol = memchr(p, '\n', (size_t)(end - p));
+	eol = eol ? eol : end;
+	/* The last "#" on the line that opens the mark: a value may hold a "#". */
+	for (at = NULL, q = p; q < eol && (q = memchr(q, '#', (size_t)(eol - q))); q++) {
+		const char *m = q + 1;
+
+		while (m < eol && *m == ' ')
+			m++;
+		if ((size_t)(eol - m) > strlen(IGNORE_MARK) &&
+		    !memcmp(m, IGNORE_MARK, strlen(IGNORE_MARK)))
+			at = m + strlen(IGNORE_MARK);
+	}
+	if (!at)
+		return 0;
+	while (at < eol && *at == ' ')
+		at++;
+	if ((size_t)(eol - at) < 7 || memcmp(at, "ignore=", 7))
+		return 0;
+	for (at += 7; at < eol; at++) {
+		size_t n;
+
+		while (at < eol && (*at == ' ' || *at == '\r'))
+			at++;
+		n = strcspn(at, ", \r\n");
+		n = n > (size_t)(eol - at) ? (size_t)(eol - at) : n;
+		if (diag_code_parse(at, n, &code) == 0)
+			err = diag_silence_add_line(&c->cfg->silence, c->file, line, code);
+		else
+			err = diag_add(c->diags, DC_CONFIG_IGNORE_BAD, c->file, line,
+				       (unsigned)(at - p) + 1,
+				       "primus-envfs: ignore=: '%.*s' is not a diagnostic code "
+				       "(the man page lists them)", (int)(n > 16 ? 16 : n), at);
+		if (err < 0)
+			return err;
+		at += n;
+		while (at < eol && (*at == ' ' || *at == '\r'))
+			at++;
+		if (at < eol && *at != ',')
+			break;
+	}
+	return 0;
+}
+
+/* Every env: entry's line (its key's and, when apart, its value's). The
+ * line starts are found once, and only in a file that has the mark. */
+static int read_silences(struct ctx *c, const struct ydoc *doc, const struct ynode *env)
+{
+	const char *p = doc->source, *end = p + doc->source_len;
+	size_t *starts = NULL, n = 0, cap = 0, k;
+	int err = 0;
+
+	if (!p || !memmem(p, doc->source_len, IGNORE_MARK, strlen(IGNORE_MARK)))
+		return 0;
+	for (; p; p = (p = memchr(p, '\n', (size_t)(end - p))) ? p + 1 : NULL) {
+		if ((err = GROW(starts, cap, n, 256)) < 0)
+			goto out;
+		starts[n++] = (size_t)(p - doc->source);
+	}
+	for (k = 0; k < env->npairs && !err; k++) {
+		const struct ynode *key = env->pairs[k].key, *val = env->pairs[k].val;
+
+		err = line_silences(c, doc, starts, n, key->line);
+		if (!err && val && val->line != key->line)
+			err = line_silences(c, doc, starts, n, val->line);
+	}
+out:
+	free(starts);
+	return err;
+}
+
 static int read_config(struct ctx *c, const struct ydoc *doc)
 {
 	const struct ynode *root = doc->root, *env = NULL, *env_key = NULL, *modules = NULL;
@@ -557,15 +632,15 @@ static int read_config(struct ctx *c, const struct ydoc *doc)
 	int err = 0;
 
 	if (doc->more_documents)
-		return diag(c, DIAG_ERROR, root, "the file holds more than one YAML document; "
+		return diag(c, DC_CONFIG_DOCUMENTS, root, "the file holds more than one YAML document; "
 			    "Primus's yaml.safe_load refuses it, so no env: is applied");
 	if (pyv_check(root, &pe) < 0)
-		return diag(c, DIAG_ERROR, pe.at, "%s: Primus's yaml.safe_load fails on this "
+		return diag(c, DC_CONFIG_SAFE_LOAD, pe.at, "%s: Primus's yaml.safe_load fails on this "
 			    "file, so no env: is applied", pe.msg);
 	if (!root || root->kind != YN_MAP) {
 		if (!root || is_null(root))
 			return 0;
-		return diag(c, DIAG_ERROR, root, "the experiment config must be a mapping at the "
+		return diag(c, DC_CONFIG_NOT_MAPPING, root, "the experiment config must be a mapping at the "
 			    "top level, not a %s; nothing applied", ynode_kind_name(root->kind));
 	}
 	if ((err = pyv_flatten(root, &top, &merged, &ntop)) < 0)
@@ -575,7 +650,7 @@ static int read_config(struct ctx *c, const struct ydoc *doc)
 
 		if (key_is(p->key, "env")) {
 			if (env_key && !merged[i] &&
-			    (err = diag(c, DIAG_WARNING, env_key, "env: appears again at line %u; "
+			    (err = diag(c, DC_CONFIG_ENV_REPEATED, env_key, "env: appears again at line %u; "
 					"only the last env: block is applied", p->key->line)) < 0)
 				goto out;
 			env_key = p->key;
@@ -592,12 +667,14 @@ static int read_config(struct ctx *c, const struct ydoc *doc)
 	if (!env_key || falsy(env))
 		goto out;
 	if (env->kind != YN_MAP) {
-		err = diag(c, DIAG_ERROR, env, "env: must be a mapping of NAME: value; Primus "
+		err = diag(c, DC_CONFIG_ENV_BAD, env, "env: must be a mapping of NAME: value; Primus "
 			   "ignores this %s, so none of it is applied",
 			   env->kind == YN_SEQ ? "list" : "scalar");
 		goto out;
 	}
-	err = read_env(c, env);
+	if ((err = read_env(c, env)) < 0)
+		goto out;
+	err = read_silences(c, doc, env);
 out:
 	free(top);
 	free(merged);
@@ -615,6 +692,7 @@ void config_free(struct config *cfg)
 	for (i = 0; i < cfg->nframeworks; i++)
 		free(cfg->frameworks[i]);
 	free(cfg->frameworks);
+	diag_silence_release(&cfg->silence);
 	free(cfg->file);
 	free(cfg);
 }
@@ -653,7 +731,7 @@ int config_load_buffer(const char *name, const char *buf, size_t len,
 	int err;
 
 	*out = NULL;
-	if ((err = ydoc_load_buffer_as(name, buf, len, YDOC_NUL_OK, &doc, diags)) < 0)
+	if ((err = ydoc_load_buffer_as(name, buf, len, YDOC_NUL_OK | YDOC_KEEP_SOURCE, &doc, diags)) < 0)
 		goto out;
 	err = load(name, doc, secrets, out, diags);
 out:
@@ -664,123 +742,46 @@ out:
 int config_load(const char *path, const struct config_secrets *secrets, struct config **out,
 		struct diag_list *diags)
 {
-	struct ydoc *doc = NULL;
-	int err;
+	struct config_read r;
+
+	config_read(path, &r);
+	return config_load_read(&r, secrets, out, diags);
+}
+
+int config_read(const char *path, struct config_read *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (!(r->path = xstrdup(path)))
+		return r->err = -ENOMEM;
+	r->err = ydoc_load_file_digest(path, YDOC_NUL_OK | YDOC_KEEP_SOURCE, &r->doc, &r->digest,
+				       &r->diags);
+	return r->err == -ENOMEM ? -ENOMEM : 0;
+}
+
+int config_load_read(struct config_read *r, const struct config_secrets *secrets,
+		     struct config **out, struct diag_list *diags)
+{
+	int err = r->err;
 
 	*out = NULL;
-	if ((err = ydoc_load_file_as(path, YDOC_NUL_OK, &doc, diags)) < 0)
+	/* The reader's diagnostics first: where config_load puts them. */
+	if (err != -ENOMEM && diag_extend(diags, &r->diags) < 0)
+		err = -ENOMEM;
+	if (err < 0)
 		goto out;
-	err = load(path, doc, secrets, out, diags);
+	err = load(r->path, r->doc, secrets, out, diags);
+	if (*out)
+		(*out)->digest = r->digest;
 out:
-	ydoc_free(doc);
+	config_read_release(r);
 	return err;
 }
 
-static bool is_name_char(char ch)
+void config_read_release(struct config_read *r)
 {
-	return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-	       (ch >= '0' && ch <= '9') || ch == '_';
-}
-
-/* Appends n bytes within the limit: -E2BIG past it. */
-static int add_bounded(struct strbuf *out, size_t limit, const char *s, size_t n)
-{
-	if (n > limit - out->len)
-		return -E2BIG;
-	return sb_add(out, s, n);
-}
-
-/* Python's os.path.expandvars, which Primus uses: `\$(\w+|\{[^}]*\})`
- * (ASCII), replaced only when the name is set; the scan goes on after the
- * replacement, so a value is never expanded twice. */
-int config_expand(const struct config *cfg, const struct config_entry *e, bool secret,
-		  size_t max_len, envfs_lookup_fn fn, void *ctx, struct strbuf *out,
-		  struct diag_list *diags)
-{
-	const char *s = e->value, *val;
-	size_t n = e->value_len, i = 0, j, name_at, name_len, end, val_len;
-	size_t limit = max_len > SIZE_MAX - out->len ? SIZE_MAX : out->len + max_len;
-	const char *file = cfg ? cfg->file : NULL;
-	int err = 0, r;
-
-	while (i < n) {
-		if (s[i] != '$' || i + 1 >= n) {
-			/* The text up to the next '$' (or the end) in one piece. */
-			const char *d = memchr(s + i + 1, '$', n - i - 1);
-			size_t run = d ? (size_t)(d - (s + i)) : n - i;
-
-			if ((err = add_bounded(out, limit, s + i, run)) < 0)
-				return err;
-			i += run;
-			continue;
-		}
-		if (s[i + 1] == '{') {
-			const char *close = memchr(s + i + 2, '}', n - i - 2);
-
-			if (!close) {
-				if ((err = add_bounded(out, limit, s + i++, 1)) < 0)
-					return err;
-				continue;
-			}
-			name_at = i + 2;
-			end = (size_t)(close - s) + 1;
-			name_len = end - 1 - name_at;
-		} else {
-			name_at = i + 1;
-			for (j = name_at; j < n && is_name_char(s[j]); j++)
-				;
-			end = j;
-			name_len = j - name_at;
-			if (!name_len) {
-				if ((err = add_bounded(out, limit, s + i++, 1)) < 0)
-					return err;
-				continue;
-			}
-		}
-		/* Python looks up whatever stands between the braces: an image
-		 * may hold a name no shell can read ("a-b"), and it expands. */
-		if (name_len) {
-			r = fn(ctx, s + name_at, name_len, &val, &val_len);
-			if (r == -ELOOP)
-				r = 0;
-			if (r < 0)
-				return r;
-			if (r > 0) {
-				if ((err = add_bounded(out, limit, val, val_len)) < 0)
-					return err;
-				i = end;
-				continue;
-			}
-		}
-		for (j = 0; j < name_len && is_name_char(s[name_at + j]); j++)
-			;
-		if (name_len && j == name_len) {
-			if (secret)
-				err = diag_add(diags, DIAG_WARNING, file, e->line, e->col,
-					       "%s: a $NAME reference in the value is not set, so "
-					       "it stays literal", e->name);
-			else
-				err = diag_add(diags, DIAG_WARNING, file, e->line, e->col,
-					       "%s: %.*s is not set; left literal", e->name,
-					       (int)(end - i > MSG_TEXT_MAX ? MSG_TEXT_MAX : end - i),
-					       s + i);
-		} else if (j && (s[name_at + j] == ':' || s[name_at + j] == '-')) {
-			if (secret)
-				err = diag_add(diags, DIAG_WARNING, file, e->line, e->col,
-					       "%s: a ${NAME:...} in the value is passed through "
-					       "literally: env: has no default syntax", e->name);
-			else
-				err = diag_add(diags, DIAG_WARNING, file, e->line, e->col,
-					       "%s: %.*s is passed through literally: env: has no "
-					       "default syntax", e->name,
-					       (int)(end - i > MSG_TEXT_MAX ? MSG_TEXT_MAX : end - i),
-					       s + i);
-		}
-		/* Anything else unset inside ${...} ("${}", "${a b}") stays
-		 * literal, silently, as in Python. */
-		if (err < 0 || (err = add_bounded(out, limit, s + i, end - i)) < 0)
-			return err;
-		i = end;
-	}
-	return 0;
+	ydoc_free(r->doc);
+	r->doc = NULL;
+	diag_list_release(&r->diags);
+	free(r->path);
+	r->path = NULL;
 }

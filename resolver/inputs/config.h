@@ -1,4 +1,4 @@
-/* config: the experiment YAML's top-level `env:` block (SPEC section 5),
+/* config: the experiment YAML's top-level `env:` block,
  * read the way Primus applies it (PrimusRuntime._apply_config_env):
  *
  *   raw = yaml.safe_load(f)            # the whole file, or nothing
@@ -17,9 +17,12 @@
 
 #include "diag.h"
 #include "lookup.h"
+#include "sha256.h"
 #include "strbuf.h"
 
 #define CONFIG_MAX_VALUE 131072
+/* Longest value text quoted inside a message. */
+#define CONFIG_MSG_TEXT_MAX 60
 
 struct config_entry {
 	char *name;               /* str() of the key; points into config.text */
@@ -37,6 +40,10 @@ struct config {
 	size_t nenv;
 	char **frameworks;        /* modules.*.framework values, distinct */
 	size_t nframeworks;
+	/* The codes a "# primus-envfs: ignore=CODE[,CODE]" comment on the
+	 * line of an env: entry silences there. */
+	struct diag_silence silence;
+	struct file_digest digest; /* of the bytes loaded (config_load) */
 };
 
 /* Which names are secret, so no message quotes their values (NULL: none). */
@@ -54,6 +61,26 @@ struct config_secrets {
  * freed with config_free(). */
 int config_load(const char *path, const struct config_secrets *secrets, struct config **out,
 		struct diag_list *diags);
+/* config_load in two steps, so the YAML parse (the larger part) can run
+ * on another thread before the specs that say which names are secret are
+ * loaded. config_read reads and parses path into *r (caller-owned: to
+ * config_load_read, or config_read_release); it returns -ENOMEM, else 0
+ * with what config_load's read would return in r->err and its diagnostics
+ * in r->diags. config_load_read finishes the load as config_load does
+ * (the same result, the same diagnostics in the same order) and releases
+ * *r, whatever it returns. */
+struct ydoc;
+struct config_read {
+	char *path;
+	int err;
+	struct ydoc *doc;
+	struct file_digest digest;
+	struct diag_list diags;
+};
+int config_read(const char *path, struct config_read *r);
+int config_load_read(struct config_read *r, const struct config_secrets *secrets,
+		     struct config **out, struct diag_list *diags);
+void config_read_release(struct config_read *r);
 /* The same over a buffer named name (for tests and fuzzing). */
 int config_load_buffer(const char *name, const char *buf, size_t len,
 		       const struct config_secrets *secrets, struct config **out,

@@ -1,5 +1,6 @@
 /* hostprobe: the node's GPU arch, InfiniBand devices and network
  * interface, read from files under a root; see hostprobe.h. */
+#include "grow.h"
 #include "hostprobe.h"
 
 #include <arpa/inet.h>
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "infile.h"
 #include "strbuf.h"
 
 /* Files here are small kernel tables; anything longer is not one. */
@@ -25,40 +27,30 @@
 static int read_rel(const char *root, const char *rel, struct strbuf *sb)
 {
 	struct strbuf path = STRBUF_INIT;
-	struct stat st;
-	char buf[4096];
-	ssize_t n;
+	char *buf = NULL;
+	size_t len = 0;
 	int fd = -1, err;
 
 	sb_reset(sb);
 	if ((err = sb_addf(&path, "%s/%s", root, rel)) < 0)
 		goto out;
-	/* Kernel files report size 0, so only the type is checked, and
-	 * before the open: a FIFO or a device planted in a test root is never
-	 * opened (that would let a FIFO's writer through, or make a device
-	 * act). O_NONBLOCK and the fstat cover a swap in between. Read with
-	 * read(2): stdio would fstat again and read once more. */
-	err = -ENOENT;
-	if (stat(sb_str(&path), &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (fd = open(sb_str(&path), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0 ||
-	    fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	/* A FIFO or a device planted in a test root is never opened (that
+	 * would let a FIFO's writer through, or make a device act): what is
+	 * not a regular file is not there. Kernel files report size 0, so
+	 * the bound is on what is read. */
+	if ((fd = infile_open(sb_str(&path), NULL)) < 0) {
+		err = -ENOENT;
 		goto out;
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		err = -EIO;
-		if (n < 0)
-			goto out;
-		if ((err = sb_add(sb, buf, (size_t)n)) < 0)
-			goto out;
-		err = -EFBIG;
-		if (sb->len > PROBE_MAX_FILE)
-			goto out;
 	}
-	err = 0;
+	err = infile_read_fd(fd, PROBE_MAX_FILE, &buf, &len);
+	if (err < 0 && err != -EFBIG && err != -ENOMEM)
+		err = -EIO;
+	if (err == 0)
+		err = sb_add(sb, buf, len);
 out:
 	if (fd >= 0)
 		close(fd);
+	free(buf);
 	sb_release(&path);
 	return err;
 }
@@ -79,7 +71,7 @@ static int list_rel(const char *root, const char *rel, bool dots, char ***out, s
 {
 	struct strbuf path = STRBUF_INIT;
 	struct dirent *de;
-	char **v = NULL, **nv;
+	char **v = NULL;
 	size_t n = 0, cap = 0;
 	DIR *d = NULL;
 	int err;
@@ -96,13 +88,9 @@ static int list_rel(const char *root, const char *rel, bool dots, char ***out, s
 			continue;
 		if (!dots && de->d_name[0] == '.')
 			continue;
-		if (n == cap) {
-			err = -ENOMEM;
-			if (!(nv = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof(*v))))
-				goto out;
-			v = nv;
-		}
 		err = -ENOMEM;
+		if (GROW(v, cap, n, 16) < 0)
+			goto out;
 		if (!(v[n] = xstrdup(de->d_name)))
 			goto out;
 		n++;
@@ -393,12 +381,9 @@ static int load_routes(const char *root, struct net *n)
 		if (sscanf(line, "%63s %x %x %x %u %u %u %x", ifname, &dest, &gw, &flags, &refcnt,
 			   &use, &metric, &mask) != 8 || gw != 0)
 			continue;
-		if (n->nroutes == cap) {
-			if (!(r = realloc(n->routes, (cap = cap ? 2 * cap : 16) * sizeof(*r)))) {
-				err = -ENOMEM;
-				break;
-			}
-			n->routes = r;
+		if (GROW(n->routes, cap, n->nroutes, 16) < 0) {
+			err = -ENOMEM;
+			break;
 		}
 		r = &n->routes[n->nroutes++];
 		r->dest = ntohl(dest);
@@ -459,14 +444,9 @@ static int load_v4(const char *root, struct net *n)
 			dup |= n->v4[k].addr == ntohl(ia.s_addr);
 		if (dup)
 			continue;
-		if (n->nv4 == cap) {
-			struct addr4 *v = realloc(n->v4, (cap = cap ? 2 * cap : 8) * sizeof(*v));
-
-			if (!v) {
-				err = -ENOMEM;
-				break;
-			}
-			n->v4 = v;
+		if (GROW(n->v4, cap, n->nv4, 8) < 0) {
+			err = -ENOMEM;
+			break;
 		}
 		a = &n->v4[n->nv4++];
 		a->addr = ntohl(ia.s_addr);

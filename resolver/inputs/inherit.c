@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "infile.h"
 #include "strbuf.h"
 #include "text.h"
@@ -43,15 +44,8 @@ int env_list_add(struct env_list *l, const char *name, size_t name_len,
 {
 	struct env_pair p = { 0 };
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		struct env_pair *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (GROW(l->v, l->cap, l->n, 16) < 0)
+		return -ENOMEM;
 	p.name = xstrndup(name, name_len);
 	p.value = xstrndup(value ? value : "", value ? value_len : 0);
 	p.value_len = value ? value_len : 0;
@@ -153,7 +147,7 @@ static int odd_name(struct diag_list *diags, const char *file, unsigned line, co
 
 	err = text_quote(&shown, s, n, 128);
 	if (!err)
-		err = diag_add(diags, DIAG_WARNING, file, line, 0,
+		err = diag_add(diags, DC_IMAGE_NAME, file, line, 0,
 			       "%s is not a shell variable name: the runner cannot read it, but the "
 			       "training process gets it; env_file carries it, env.sh and "
 			       "compose.env leave it out", sb_str(&shown));
@@ -172,11 +166,11 @@ static int env_file_line(const char *tag, const char *file, unsigned lineno, con
 	/* Docker refuses the whole file for these; we keep the value (it is
 	 * what the image holds) and say that docker would not. */
 	if (!utf8_valid(s, n) &&
-	    diag_add(diags, DIAG_WARNING, file, lineno, 0,
+	    diag_add(diags, DC_ENV_FILE_UTF8, file, lineno, 0,
 		     "line is not valid UTF-8; docker --env-file would reject this file") < 0)
 		return -ENOMEM;
 	if (n > DOCKER_MAX_LINE &&
-	    diag_add(diags, DIAG_WARNING, file, lineno, 0,
+	    diag_add(diags, DC_ENV_FILE_LONG, file, lineno, 0,
 		     "line is longer than %d bytes; docker --env-file would reject this file",
 		     DOCKER_MAX_LINE) < 0)
 		return -ENOMEM;
@@ -211,7 +205,7 @@ static int env_file_line(const char *tag, const char *file, unsigned lineno, con
 						      : sb_addf(&shown, "\\x%02x", c);
 		}
 		if (!err)
-			err = diag_add(diags, DIAG_ERROR, file, lineno, 0,
+			err = diag_add(diags, DC_ENV_FILE_NAME, file, lineno, 0,
 				       "'%s%s' is not a variable name (%s; docker --env-file "
 				       "refuses the file); line skipped", sb_str(&shown),
 				       name_len > 128 ? "..." : "",
@@ -273,7 +267,7 @@ static int load_environ(const char *tag, const char *name, const char *buf, size
 			continue;
 		entry++;
 		if (!eq || eq == s) {
-			if ((err = diag_add(diags, DIAG_ERROR, name, entry, 0,
+			if ((err = diag_add(diags, DC_ENVIRON_ENTRY, name, entry, 0,
 					    "environ entry %u is not NAME=value with a NAME; skipped",
 					    entry)) < 0)
 				return err;
@@ -317,8 +311,19 @@ int inherit_load_file(const char *path, char *const *host_env,
 int inherit_load_file_as(const char *path, const char *tag, char *const *host_env,
 			 struct env_list *out, struct diag_list *diags)
 {
-	struct strbuf buf = STRBUF_INIT;
+	return inherit_load_file_digest(path, tag, host_env, out, NULL, diags);
+}
+
+int inherit_load_file_digest(const char *path, const char *tag, char *const *host_env,
+			     struct env_list *out, struct file_digest *digest,
+			     struct diag_list *diags)
+{
+	char *buf = NULL;
+	size_t len = 0;
 	int fd = -1, err = 0;
+
+	if (digest)
+		digest->has = false;
 
 	if ((fd = infile_open(path, NULL)) == -EINVAL) {
 		err = infile_refused(diags, path);
@@ -326,41 +331,43 @@ int inherit_load_file_as(const char *path, const char *tag, char *const *host_en
 	}
 	if (fd < 0) {
 		err = fd;
-		diag_add(diags, DIAG_ERROR, path, 0, 0, "cannot read: %s", strerror(-err));
+		diag_add(diags, DC_INPUT_UNREADABLE, path, 0, 0, "cannot read: %s", strerror(-err));
 		goto out;
 	}
-	/* Read to EOF rather than trusting st_size: pipes and files that grow
-	 * while read are both cut off at the limit. */
-	for (;;) {
-		ssize_t r;
-
-		if ((err = sb_grow(&buf, 65536)) < 0)
-			goto out;
-		r = read(fd, buf.buf + buf.len, buf.cap - buf.len - 1);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			diag_add(diags, DIAG_ERROR, path, 0, 0, "cannot read: %s",
-				 strerror(-err));
-			goto out;
-		}
-		if (r == 0)
-			break;
-		buf.len += (size_t)r;
-		buf.buf[buf.len] = '\0';
-		if (buf.len > INHERIT_MAX_BYTES) {
-			err = -EFBIG;
-			diag_add(diags, DIAG_ERROR, path, 0, 0,
-				 "larger than %d bytes; not an environment file",
-				 INHERIT_MAX_BYTES);
-			goto out;
-		}
+	/* Bounded by what is read, not only by st_size: a file that grows
+	 * while read is cut off at the limit. */
+	err = infile_read_fd(fd, INHERIT_MAX_BYTES, &buf, &len);
+	if (err == -EFBIG)
+		diag_add(diags, DC_IMAGE_TOO_LARGE, path, 0, 0,
+			 "larger than %d bytes; not an environment file", INHERIT_MAX_BYTES);
+	else if (err < 0 && err != -ENOMEM)
+		diag_add(diags, DC_INPUT_UNREADABLE, path, 0, 0, "cannot read: %s",
+			 strerror(-err));
+	if (err == 0 && digest) {
+		sha256(buf, len, digest->sum);
+		digest->has = true;
 	}
-	err = load_buffer(tag, path, buf.buf, buf.len, host_env, out, diags);
+	if (err == 0)
+		err = load_buffer(tag, path, buf, len, host_env, out, diags);
 out:
 	if (fd >= 0)
 		close(fd);
-	sb_release(&buf);
+	free(buf);
 	return err;
+}
+
+int inherit_load_environ(char *const *env, struct env_list *out)
+{
+	int err;
+
+	for (; env && *env; env++) {
+		const char *eq = strchr(*env, '=');
+
+		if (!eq || !env_name_valid(*env, (size_t)(eq - *env)))
+			continue;
+		if ((err = env_list_add(out, *env, (size_t)(eq - *env), eq + 1, strlen(eq + 1),
+					"image:environ")) < 0)
+			return err;
+	}
+	return 0;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "diag.h"
+#include "sha256.h"
 
 struct env_pair {
 	char *name;
@@ -32,9 +33,18 @@ int inherit_load_file(const char *path, char *const *host_env,
  * "TAG:FILE:LINE", or "FILE:LINE" when tag is NULL. */
 int inherit_load_file_as(const char *path, const char *tag, char *const *host_env,
 			 struct env_list *out, struct diag_list *diags);
+/* The same, and the SHA-256 of the bytes read into *digest (has is false
+ * when the file could not be read whole). */
+int inherit_load_file_digest(const char *path, const char *tag, char *const *host_env,
+			     struct env_list *out, struct file_digest *digest,
+			     struct diag_list *diags);
 int inherit_load_buffer(const char *name, const char *buf, size_t len,
 			char *const *host_env, struct env_list *out,
 			struct diag_list *diags);
+/* Appends every NAME=VALUE of env (an environ; NULL: none) with source
+ * "image:environ", skipping entries without a valid name, as a
+ * program's execve hands them on. Returns 0 or -ENOMEM. */
+int inherit_load_environ(char *const *env, struct env_list *out);
 /* Appends one pair; copies everything. */
 int env_list_add(struct env_list *l, const char *name, size_t name_len,
 		 const char *value, size_t value_len, const char *source);

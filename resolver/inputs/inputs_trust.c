@@ -14,7 +14,7 @@
 static int report(const char *path, int r, const struct strbuf *why, struct diag_list *out)
 {
 	if (r == 0)
-		return diag_add(out, DIAG_WARNING, path, 0, 0,
+		return diag_add(out, DC_INPUT_UNTRUSTED, path, 0, 0,
 				"another user can change this file (%s); primus-envfs runs as "
 				"root, so that user decides what the run gets", sb_str(why)) < 0 ?
 		       -ENOMEM : 1;

@@ -1,5 +1,5 @@
 /* inputs_trust: inputs another user can change, for a daemon running as
- * root (issue 14.15).
+ * root.
  *
  *   /srv/exp.yaml: warning: another user can change this file (owned by
  *   uid 1000); primus-envfs runs as root, so that user decides what the
@@ -14,7 +14,7 @@
 #define ENVFS_INPUTS_TRUST_H
 
 #include "diag.h"
-#include "resolve.h"
+#include "envfs_inputs.h"
 
 /* Appends one warning to out per input of in (the config, each --inherit
  * file, the specs directory and each spec file in it) that a user other

@@ -3,288 +3,28 @@
  * loading goes on so one run of `check` reports them all. */
 #include "spec.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "arena.h"
 #include "expr.h"
 #include "inherit.h"
+#include "names.h"
+#include "spec_schema.h"
+#include "text.h"
 #include "yaml_tree.h"
 
-struct sctx {
-	const char *file;
-	struct diag_list *diags;
-	int errors;
-};
-
-static void bad(struct sctx *c, const struct ynode *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void bad(struct sctx *c, const struct ynode *n, const char *fmt, ...)
-{
-	va_list ap;
-
-	c->errors++;
-	va_start(ap, fmt);
-	diag_vadd(c->diags, DIAG_ERROR, c->file, n ? n->line : 0, n ? n->col : 0, fmt, ap);
-	va_end(ap);
-}
-
-/* Known keys of one mapping already seen. A repeated key would run its
- * take_* twice over the same arrays, so the later one is refused. */
-struct seen {
-	unsigned mask;
-	unsigned line[32];
-};
-
 static const char *const SPEC_KEYS[] = { "backend", "runner", "uses_runner", "arches",
+	"secret_patterns",
 	"passthrough", "passthrough_prefixes", "owned_prefix", "families", "retired", "rules",
-	"variables", "dialect", "value_reading", NULL };
+	"variables", "dialect", "value_reading", "models", NULL };
 static const char *const VAR_KEYS[] = { "name", "value", "kind", "flags", "append_from",
 	"mode", "export", "arch", "when", "note", "secret", "scope", "pin", "type", "min",
 	"max", "values", "invalid", "dialect", "detect", "detected", NULL };
 static const char *const FLAG_KEYS[] = { "flag", "when", "note", NULL };
 static const char *const RETIRED_KEYS[] = { "name", "replaced_by", "note", NULL };
-static const char *const RULE_KEYS[] = { "when", "at", "severity", "message", NULL };
-enum { CK_NAME, CK_DEFAULT, CK_DESCRIPTION, CK_WHERE_USED, CK_WHERE_SET, CK_TYPE, CK_MIN,
-	CK_MAX, CK_VALUES, CK_INVALID };
-static const char *const CATALOG_KEYS[] = { [CK_NAME] = "name", [CK_DEFAULT] = "default",
-	[CK_DESCRIPTION] = "description", [CK_WHERE_USED] = "where_used",
-	[CK_WHERE_SET] = "where_set", [CK_TYPE] = "type", [CK_MIN] = "min", [CK_MAX] = "max",
-	[CK_VALUES] = "values", [CK_INVALID] = "invalid", NULL };
-
-enum { DK_NAME, DK_DESCRIPTION, DK_WHERE_USED, DK_WHERE_SET };
-static const char *const DOCS_KEYS[] = { [DK_NAME] = "name",
-	[DK_DESCRIPTION] = "description", [DK_WHERE_USED] = "where_used",
-	[DK_WHERE_SET] = "where_set", NULL };
-
-enum { KEY_UNKNOWN = -1, KEY_REPEATED = -2 };
-
-/* The index of key in known when it is a known key seen for the first
- * time in this mapping, KEY_REPEATED (with an error) when it was seen
- * before, or KEY_UNKNOWN, left to the caller's own error. A caller may
- * switch on the index instead of comparing key again. */
-static int key_index(struct sctx *c, const struct ynode *key, const char *const *known,
-		     struct seen *seen)
-{
-	unsigned i;
-
-	for (i = 0; known[i] && i < 32; i++) {
-		if (!yscalar_is(key, known[i]))
-			continue;
-		if (seen->mask & (1u << i)) {
-			bad(c, key, "'%s' is given twice in this mapping (first at line %u); "
-			    "the second is ignored", known[i], seen->line[i]);
-			return KEY_REPEATED;
-		}
-		seen->mask |= 1u << i;
-		seen->line[i] = key->line;
-		return (int)i;
-	}
-	return KEY_UNKNOWN;
-}
-
-/* False (with an error) when key is a known key already seen in this
- * mapping; unknown keys are left to the caller's own error. */
-static bool first_time(struct sctx *c, const struct ynode *key, const char *const *known,
-		       struct seen *seen)
-{
-	return key_index(c, key, known, seen) != KEY_REPEATED;
-}
-
-/* A scalar's text, borrowed from the document's text arena, which the
- * spec or catalog takes over; NULL (with an error) when n is not a scalar.
- * Copying each string cost a malloc and a free per field. */
-static char *take_str(struct sctx *c, const struct ynode *n, const char *key)
-{
-	if (!n || n->kind != YN_SCALAR) {
-		bad(c, n, "%s must be a string", key);
-		return NULL;
-	}
-	return n->str;
-}
-
-static int take_bool(struct sctx *c, const struct ynode *n, const char *key, bool *out)
-{
-	static const char *const yes[] = { "true", "True", "TRUE", "yes", "on", NULL };
-	static const char *const no[] = { "false", "False", "FALSE", "no", "off", NULL };
-	int k;
-
-	if (n && n->kind == YN_SCALAR && n->style == YS_PLAIN) {
-		for (k = 0; yes[k]; k++)
-			if (yscalar_is(n, yes[k]))
-				return *out = true, 0;
-		for (k = 0; no[k]; k++)
-			if (yscalar_is(n, no[k]))
-				return *out = false, 0;
-	}
-	bad(c, n, "%s must be true or false", key);
-	return -EINVAL;
-}
-
-/* shell or python; true when n was one of them. */
-static bool take_dialect(struct sctx *c, const struct ynode *n, enum dialect *out)
-{
-	if (yscalar_is(n, "shell"))
-		*out = DIALECT_SHELL;
-	else if (yscalar_is(n, "python"))
-		*out = DIALECT_PYTHON;
-	else {
-		bad(c, n, "dialect must be shell (a line of the runner's bash scripts) or "
-		    "python (a line of env_spec.py)");
-		return false;
-	}
-	return true;
-}
-
-/* One string or a list of strings. */
-static int take_list(struct sctx *c, const struct ynode *n, const char *key,
-		     char ***out, size_t *nout)
-{
-	size_t k, cnt = 1;
-	char **v;
-
-	if (n && n->kind == YN_SEQ)
-		cnt = n->nitems;
-	else if (!n || n->kind != YN_SCALAR) {
-		bad(c, n, "%s must be a string or a list of strings", key);
-		return -EINVAL;
-	}
-	if (!(v = calloc(cnt ? cnt : 1, sizeof(*v))))
-		return -ENOMEM;
-	for (k = 0; k < cnt; k++) {
-		const struct ynode *it = n->kind == YN_SEQ ? n->items[k] : n;
-
-		if (!(v[k] = take_str(c, it, key))) {
-			free(v);
-			return -EINVAL;
-		}
-	}
-	*out = v;
-	*nout = cnt;
-	return 0;
-}
-
-/* The when: at n: its source into *src and its tree into *tree (NULL when
- * it does not parse, which is the spec's error at n). Both are the
- * spec's; the tree is freed with expr_free(). */
-static void take_cond(struct sctx *c, const struct ynode *n, char **src, struct expr **tree)
-{
-	char msg[160];
-
-	if (!(*src = take_str(c, n, "when")))
-		return;
-	if (expr_parse(*src, tree, msg, sizeof(msg)) < 0)
-		bad(c, n, "bad condition: %s", msg);
-}
-
-static int take_sev(struct sctx *c, const struct ynode *n, enum diag_sev *out)
-{
-	if (yscalar_is(n, "info"))
-		*out = DIAG_INFO;
-	else if (yscalar_is(n, "warning"))
-		*out = DIAG_WARNING;
-	else if (yscalar_is(n, "error"))
-		*out = DIAG_ERROR;
-	else {
-		bad(c, n, "severity must be info, warning or error");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int take_int(struct sctx *c, const struct ynode *n, const char *key, long long *out)
-{
-	char *end;
-
-	if (n && n->kind == YN_SCALAR && n->len) {
-		errno = 0;
-		*out = strtoll(n->str, &end, 10);
-		if (!errno && *end == '\0')
-			return 0;
-	}
-	bad(c, n, "%s must be an integer", key);
-	return -EINVAL;
-}
-
-static int take_type(struct sctx *c, const struct ynode *n, enum vtype *out)
-{
-	static const struct { const char *name; enum vtype t; } types[] = {
-		{ "string", VT_STRING }, { "bool", VT_BOOL }, { "int", VT_INT },
-		{ "enum", VT_ENUM }, { "path", VT_PATH }, { "list", VT_LIST },
-	};
-	size_t k;
-
-	for (k = 0; k < sizeof(types) / sizeof(types[0]); k++)
-		if (yscalar_is(n, types[k].name))
-			return *out = types[k].t, 0;
-	bad(c, n, "type must be one of string, bool, int, enum, path, list");
-	return -EINVAL;
-}
-
-/* Type keys shared by spec variables and catalog entries; returns 1 when
- * key was one of them. */
-static int take_type_key(struct sctx *c, const struct ynode *k, const struct ynode *v,
-			 struct vtype_def *t)
-{
-	if (yscalar_is(k, "type"))
-		take_type(c, v, &t->type);
-	else if (yscalar_is(k, "min"))
-		t->has_min = take_int(c, v, "min", &t->min) == 0;
-	else if (yscalar_is(k, "max"))
-		t->has_max = take_int(c, v, "max", &t->max) == 0;
-	else if (yscalar_is(k, "values"))
-		take_list(c, v, "values", &t->values, &t->nvalues);
-	else if (yscalar_is(k, "invalid"))
-		take_sev(c, v, &t->invalid);
-	else
-		return 0;
-	return 1;
-}
-
-static void check_type(struct sctx *c, const struct ynode *at, const char *name,
-		       const struct vtype_def *t)
-{
-	if ((t->has_min || t->has_max) && t->type != VT_INT)
-		bad(c, at, "%s: min and max need type: int", name);
-	if (t->nvalues && t->type != VT_ENUM && t->type != VT_LIST)
-		bad(c, at, "%s: values needs type: enum or list", name);
-	if (t->type == VT_ENUM && !t->nvalues)
-		bad(c, at, "%s: type enum needs values", name);
-}
-
-static void free_type(struct vtype_def *t)
-{
-	free(t->values);
-}
-
-static int take_scope(struct sctx *c, const struct ynode *n, unsigned *out)
-{
-	char **v = NULL;
-	size_t nv = 0, k;
-	int err;
-
-	if ((err = take_list(c, n, "scope", &v, &nv)) < 0)
-		return err;
-	for (k = 0; k < nv; k++) {
-		if (!strcmp(v[k], "runtime"))
-			*out |= SCOPE_RUNTIME;
-		else if (!strcmp(v[k], "build"))
-			*out |= SCOPE_BUILD;
-		else if (!strcmp(v[k], "test"))
-			*out |= SCOPE_TEST;
-		else if (!strcmp(v[k], "node"))
-			*out |= SCOPE_NODE;
-		else
-			bad(c, n, "scope '%s' is not runtime, build, test or node", v[k]);
-	}
-	free(v);
-	return 0;
-}
+static const char *const RULE_KEYS[] = { "when", "at", "severity", "code", "message", NULL };
 
 static int take_flags(struct sctx *c, const struct ynode *n, struct spec_var *var)
 {
@@ -310,7 +50,7 @@ static int take_flags(struct sctx *c, const struct ynode *n, struct spec_var *va
 			for (j = 0; j < it->npairs; j++) {
 				const struct ynode *key = it->pairs[j].key, *val = it->pairs[j].val;
 
-				if (!first_time(c, key, FLAG_KEYS, &seen))
+				if (!schema_first_time(c, key, FLAG_KEYS, &seen))
 					continue;
 				if (yscalar_is(key, "flag"))
 					f->text = take_str(c, val, "flag");
@@ -369,7 +109,7 @@ static void var_release(struct spec_var *v)
 		expr_free(v->flags[k].when_expr);
 	free(v->flags);
 	free(v->arch);
-	free_type(&v->type);
+	schema_free_type(&v->type);
 	free(v->pins);
 }
 
@@ -391,7 +131,7 @@ static void take_var(struct sctx *c, const struct ynode *n, struct spec_var *var
 	for (k = 0; k < n->npairs; k++) {
 		const struct ynode *key = n->pairs[k].key, *val = n->pairs[k].val;
 
-		if (!first_time(c, key, VAR_KEYS, &seen))
+		if (!schema_first_time(c, key, VAR_KEYS, &seen))
 			continue;
 		if (key->kind != YN_SCALAR) {
 			bad(c, key, "keys must be strings");
@@ -424,9 +164,14 @@ static void take_var(struct sctx *c, const struct ynode *n, struct spec_var *var
 			var->has_dialect = take_dialect(c, val, &var->dialect);
 		} else if (yscalar_is(key, "detect")) {
 			if ((var->detect = take_str(c, val, "detect")) &&
-			    strcmp(var->detect, "ib_hca") && strcmp(var->detect, "ip_interface"))
-				bad(c, val, "detect must be ib_hca or ip_interface");
-			var->detected = true;
+			    strcmp(var->detect, "ib_hca") && strcmp(var->detect, "ip_interface") &&
+			    strcmp(var->detect, "primus_path") &&
+			    strcmp(var->detect, "primus_import_root"))
+				bad(c, val, "detect must be ib_hca, ip_interface, primus_path or "
+				    "primus_import_root");
+			/* Where Primus is belongs to the container, not to the
+			 * node: the runner's own entries, layer runner. */
+			var->detected = var->detect && strncmp(var->detect, "primus_", 7);
 		} else if (yscalar_is(key, "detected")) {
 			take_bool(c, val, "detected", &var->detected);
 		} else if (yscalar_is(key, "arch")) {
@@ -436,7 +181,7 @@ static void take_var(struct sctx *c, const struct ynode *n, struct spec_var *var
 		} else if (yscalar_is(key, "note")) {
 			var->note = take_str(c, val, "note");
 		} else if (yscalar_is(key, "secret")) {
-			take_bool(c, val, "secret", &var->secret);
+			var->secret_given = take_bool(c, val, "secret", &var->secret) == 0;
 		} else if (yscalar_is(key, "scope")) {
 			take_scope(c, val, &var->scope);
 		} else if (yscalar_is(key, "pin")) {
@@ -461,7 +206,39 @@ static void take_var(struct sctx *c, const struct ynode *n, struct spec_var *var
 	if (var->append_from && !env_name_valid(var->append_from, strlen(var->append_from)))
 		bad(c, n, "%s: append_from is not a variable name", var->name);
 	(void)kind_node;
-	check_type(c, n, var->name ? var->name : "variable", &var->type);
+	schema_check_type(c, n, var->name ? var->name : "variable", &var->type);
+}
+
+/* models: {source: OWNER/NAME, version: V, commit: 40 hex digits}. */
+static void take_models(struct sctx *c, const struct ynode *n, struct spec *s)
+{
+	size_t k, len;
+
+	if (n->kind != YN_MAP) {
+		bad(c, n, "models must be a mapping of source, version and commit");
+		return;
+	}
+	for (k = 0; k < n->npairs; k++) {
+		const struct ynode *key = n->pairs[k].key, *val = n->pairs[k].val;
+
+		if (yscalar_is(key, "source"))
+			s->models_source = take_str(c, val, "source");
+		else if (yscalar_is(key, "version"))
+			s->models_version = take_str(c, val, "version");
+		else if (yscalar_is(key, "commit"))
+			s->models_commit = take_str(c, val, "commit");
+		else
+			bad(c, key, "unknown field '%s' in models (known: source, version, commit)",
+			    key->kind == YN_SCALAR ? key->str : "?");
+	}
+	if (!s->models_source || !s->models_version || !s->models_commit) {
+		bad(c, n, "models needs source, version and commit");
+		s->models_source = s->models_version = s->models_commit = NULL;
+		return;
+	}
+	len = strlen(s->models_commit);
+	if (len != 40 || strspn(s->models_commit, "0123456789abcdef") != len)
+		bad(c, ymap_get(n, "commit"), "models: commit must be 40 lower-case hex digits");
 }
 
 static void take_retired(struct sctx *c, const struct ynode *n, struct spec *s)
@@ -486,7 +263,7 @@ static void take_retired(struct sctx *c, const struct ynode *n, struct spec *s)
 			for (j = 0; j < it->npairs; j++) {
 				const struct ynode *key = it->pairs[j].key, *val = it->pairs[j].val;
 
-				if (!first_time(c, key, RETIRED_KEYS, &seen))
+				if (!schema_first_time(c, key, RETIRED_KEYS, &seen))
 					continue;
 				if (yscalar_is(key, "name"))
 					r->name = take_str(c, val, "name");
@@ -509,6 +286,33 @@ static void take_retired(struct sctx *c, const struct ynode *n, struct spec *s)
 	}
 }
 
+/* A rule's code: the one code: names (its severity is the code's, and a
+ * severity: beside it must agree), else the generic code of severity:. */
+static void take_rule_code(struct sctx *c, struct spec_rule *r, const struct ynode *code_at,
+			   const struct ynode *sev_at)
+{
+	const struct diag_code_info *ci;
+	enum diag_code code;
+
+	r->code = r->sev == DIAG_ERROR ? DC_RULE_ERROR :
+		  r->sev == DIAG_INFO ? DC_RULE_INFO : DC_RULE_WARNING;
+	if (!code_at)
+		return;
+	if (code_at->kind != YN_SCALAR || diag_code_parse(code_at->str, code_at->len, &code) < 0) {
+		bad(c, code_at, "code %.16s is not a diagnostic code (the man page lists them)",
+		    code_at->kind == YN_SCALAR ? code_at->str : "?");
+		return;
+	}
+	ci = diag_code_info(code);
+	if (sev_at && (int)r->sev != ci->sev) {
+		bad(c, sev_at, "severity %s disagrees with code %s (a%s %s)", diag_sev_name(r->sev),
+		    ci->code, ci->sev == DIAG_INFO ? "n" : "", diag_sev_name((enum diag_sev)ci->sev));
+		return;
+	}
+	r->code = code;
+	r->sev = (enum diag_sev)ci->sev;
+}
+
 static void take_rules(struct sctx *c, const struct ynode *n, struct spec *s)
 {
 	struct seen seen;
@@ -523,6 +327,7 @@ static void take_rules(struct sctx *c, const struct ynode *n, struct spec *s)
 	for (k = 0; k < n->nitems; k++) {
 		const struct ynode *it = n->items[k];
 		struct spec_rule *r = &s->rules[s->nrules];
+		const struct ynode *code_at = NULL, *sev_at = NULL;
 
 		r->sev = DIAG_WARNING;
 		r->line = it->line;
@@ -535,7 +340,7 @@ static void take_rules(struct sctx *c, const struct ynode *n, struct spec *s)
 		for (j = 0; j < it->npairs; j++) {
 			const struct ynode *key = it->pairs[j].key, *val = it->pairs[j].val;
 
-			if (!first_time(c, key, RULE_KEYS, &seen))
+			if (!schema_first_time(c, key, RULE_KEYS, &seen))
 				continue;
 			if (yscalar_is(key, "when")) {
 				take_cond(c, val, &r->when, &r->when_expr);
@@ -544,14 +349,19 @@ static void take_rules(struct sctx *c, const struct ynode *n, struct spec *s)
 					r->at = RULE_AT_RUNNER;
 				else if (!yscalar_is(val, "final"))
 					bad(c, val, "at must be final or runner");
-			} else if (yscalar_is(key, "severity"))
-				take_sev(c, val, &r->sev);
-			else if (yscalar_is(key, "message"))
+			} else if (yscalar_is(key, "severity")) {
+				if (take_sev(c, val, &r->sev) == 0)
+					sev_at = val;
+			} else if (yscalar_is(key, "code")) {
+				code_at = val;
+			} else if (yscalar_is(key, "message")) {
 				r->message = take_str(c, val, "message");
-			else
+			} else {
 				bad(c, key, "unknown field '%s' in a rule (known: when, at, severity, "
-				    "message)", key->kind == YN_SCALAR ? key->str : "?");
+				    "code, message)", key->kind == YN_SCALAR ? key->str : "?");
+			}
 		}
+		take_rule_code(c, r, code_at, sev_at);
 		if (!r->when || !r->message) {
 			bad(c, it, "a rule needs when: and message:");
 			expr_free(r->when_expr);
@@ -584,6 +394,25 @@ static void take_vars(struct sctx *c, const struct ynode *n, struct spec *s)
 	}
 }
 
+/* A backend (arch false) or arch name at n must be one the tree, the
+ * mount's writes and --sync all take (names.h), and one a shell
+ * completing it gives no meaning to. The name is quoted: it may hold
+ * anything, terminal escapes included. */
+static void check_dir_name(struct sctx *c, const struct ynode *n, bool arch)
+{
+	const char *why = names_dir_problem(n->str, n->len, arch);
+	struct strbuf q = STRBUF_INIT;
+
+	if (!why)
+		return;
+	if (text_quote(&q, n->str, n->len, 80) < 0)
+		bad(c, n, "%s is not a directory name: %s", arch ? "an arch" : "the backend", why);
+	else
+		bad(c, n, "%s %s is not a directory name: %s", arch ? "arch" : "backend",
+		    sb_str(&q), why);
+	sb_release(&q);
+}
+
 static int spec_from_doc(struct sctx *c, const struct ydoc *doc, struct spec *s)
 {
 	const struct ynode *root = doc->root;
@@ -598,18 +427,24 @@ static int spec_from_doc(struct sctx *c, const struct ydoc *doc, struct spec *s)
 	for (k = 0; k < root->npairs; k++) {
 		const struct ynode *key = root->pairs[k].key, *val = root->pairs[k].val;
 
-		if (!first_time(c, key, SPEC_KEYS, &seen))
+		if (!schema_first_time(c, key, SPEC_KEYS, &seen))
 			continue;
 		if (key->kind != YN_SCALAR)
 			bad(c, key, "keys must be strings");
-		else if (yscalar_is(key, "backend"))
-			s->backend = take_str(c, val, "backend");
+		else if (yscalar_is(key, "backend")) {
+			if ((s->backend = take_str(c, val, "backend")))
+				check_dir_name(c, val, false);
+		}
 		else if (yscalar_is(key, "runner"))
 			take_bool(c, val, "runner", &s->is_runner);
 		else if (yscalar_is(key, "uses_runner"))
 			take_bool(c, val, "uses_runner", &s->uses_runner);
-		else if (yscalar_is(key, "arches"))
-			take_list(c, val, "arches", &s->arches, &s->narches);
+		else if (yscalar_is(key, "arches")) {
+			if (take_list(c, val, "arches", &s->arches, &s->narches) == 0)
+				for (size_t i = 0; i < s->narches; i++)
+					check_dir_name(c, val->kind == YN_SEQ ? val->items[i] : val,
+						       true);
+		}
 		else if (yscalar_is(key, "passthrough"))
 			take_list(c, val, "passthrough", &s->passthrough, &s->npassthrough);
 		else if (yscalar_is(key, "passthrough_prefixes"))
@@ -617,6 +452,16 @@ static int spec_from_doc(struct sctx *c, const struct ydoc *doc, struct spec *s)
 				  &s->npass_prefixes);
 		else if (yscalar_is(key, "owned_prefix"))
 			s->owned_prefix = take_str(c, val, "owned_prefix");
+		else if (yscalar_is(key, "secret_patterns")) {
+			if (take_list(c, val, "secret_patterns", &s->secret_patterns,
+				      &s->nsecret_patterns) == 0)
+				for (size_t i = 0; i < s->nsecret_patterns; i++)
+					if (!names_glob_ok(s->secret_patterns[i]))
+						bad(c, val->kind == YN_SEQ ? val->items[i] : val,
+						    "secret pattern '%s' is not a glob of variable "
+						    "names ([A-Za-z0-9_] and the wildcards * ? [ ])",
+						    s->secret_patterns[i]);
+		}
 		else if (yscalar_is(key, "families"))
 			take_list(c, val, "families", &s->families, &s->nfamilies);
 		else if (yscalar_is(key, "retired"))
@@ -627,6 +472,8 @@ static int spec_from_doc(struct sctx *c, const struct ydoc *doc, struct spec *s)
 			take_vars(c, val, s);
 		else if (yscalar_is(key, "dialect"))
 			dialect_given = take_dialect(c, val, &s->dialect);
+		else if (yscalar_is(key, "models"))
+			take_models(c, val, s);
 		else if (yscalar_is(key, "value_reading")) {
 			if (yscalar_is(val, "relaxed"))
 				s->relaxed_values = true;
@@ -636,9 +483,9 @@ static int spec_from_doc(struct sctx *c, const struct ydoc *doc, struct spec *s)
 		}
 		else
 			bad(c, key, "unknown field '%s' in a spec (known: backend, runner, "
-			    "uses_runner, dialect, value_reading, arches, passthrough, "
+			    "uses_runner, dialect, value_reading, arches, secret_patterns, passthrough, "
 			    "passthrough_prefixes, owned_prefix, families, retired, rules, "
-			    "variables)", key->str);
+			    "variables, models)", key->str);
 	}
 	if (!dialect_given)
 		s->dialect = s->is_runner ? DIALECT_SHELL : DIALECT_PYTHON;
@@ -649,20 +496,15 @@ static int spec_from_doc(struct sctx *c, const struct ydoc *doc, struct spec *s)
 		bad(c, root, "a spec is either the runner (runner: true) or a backend, not both");
 	if (!s->is_runner && !s->backend)
 		bad(c, root, "a spec needs backend: NAME (or runner: true for the runner base)");
-	if (s->backend && (!*s->backend || strchr(s->backend, '/') || s->backend[0] == '.'))
-		bad(c, root, "backend '%s' is not a directory name", s->backend);
-	for (k = 0; k < s->narches; k++)
-		if (!*s->arches[k] || strchr(s->arches[k], '/') || s->arches[k][0] == '.')
-			bad(c, root, "arch '%s' is not a directory name", s->arches[k]);
 	return 0;
 }
 
-static const struct spec *index_spec;   /* qsort has no context argument */
-
-static int by_name_cmp(const void *a, const void *b)
+/* qsort_r's context, not a static: two threads may load specs at once. */
+static int by_name_cmp(const void *a, const void *b, void *ctx)
 {
+	const struct spec *s = ctx;
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	int c = strcmp(index_spec->vars[x].name, index_spec->vars[y].name);
+	int c = strcmp(s->vars[x].name, s->vars[y].name);
 
 	return c ? c : (x > y) - (x < y);
 }
@@ -683,10 +525,8 @@ static int spec_index(struct spec *s)
 		return -ENOMEM;
 	for (k = 0; k < s->nvars; k++)
 		s->by_name[k] = k;
-	index_spec = s;
 	if (s->nvars > 1)
-		qsort(s->by_name, s->nvars, sizeof(*s->by_name), by_name_cmp);
-	index_spec = NULL;
+		qsort_r(s->by_name, s->nvars, sizeof(*s->by_name), by_name_cmp, s);
 	if (s->nretired > 1)
 		qsort(s->retired, s->nretired, sizeof(*s->retired), retired_cmp);
 	return 0;
@@ -779,6 +619,7 @@ void spec_free(struct spec *s)
 	free(s->passthrough);
 	free(s->pass_prefixes);
 	free(s->families);
+	free(s->secret_patterns);
 	free(s->retired);
 	for (k = 0; k < s->nrules; k++)
 		expr_free(s->rules[k].when_expr);
@@ -789,270 +630,4 @@ void spec_free(struct spec *s)
 	free(s->by_name);
 	arena_free(s->text);
 	free(s);
-}
-
-/* The strings are the catalog block's text; only the arrays are e's. */
-static void catalog_entry_release(struct catalog_entry *e)
-{
-	free_type(&e->type);
-}
-
-static void take_catalog_entry(struct sctx *c, const struct ynode *n, struct catalog_entry *e)
-{
-	struct seen seen = { 0 };
-	size_t k;
-
-	memset(e, 0, sizeof(*e));
-	e->type.invalid = DIAG_WARNING;
-	if (n->kind != YN_MAP) {
-		bad(c, n, "a catalog entry must be a mapping with at least name:");
-		return;
-	}
-	for (k = 0; k < n->npairs; k++) {
-		const struct ynode *key = n->pairs[k].key, *val = n->pairs[k].val;
-		/* One lookup per key: the index says which it is. */
-		int which = key_index(c, key, CATALOG_KEYS, &seen);
-
-		if (which == KEY_REPEATED)
-			continue;
-		if (key->kind != YN_SCALAR)
-			bad(c, key, "keys must be strings");
-		else if (which == CK_NAME)
-			e->name = take_str(c, val, "name");
-		else if (which == CK_DEFAULT)
-			e->def = take_str(c, val, "default");
-		else if (which == CK_DESCRIPTION)
-			e->description = take_str(c, val, "description");
-		else if (which == CK_WHERE_USED)
-			e->where_used = take_str(c, val, "where_used");
-		else if (which == CK_WHERE_SET)
-			e->where_set = take_str(c, val, "where_set");
-		else if (which == KEY_UNKNOWN || !take_type_key(c, key, val, &e->type))
-			bad(c, key, "unknown field '%s' in a catalog entry (known: name, type, "
-			    "min, max, values, invalid, default, description, where_set, "
-			    "where_used)", key->str);
-	}
-	if (!e->name)
-		bad(c, n, "a catalog entry needs name:");
-	else
-		check_type(c, n, e->name, &e->type);
-}
-
-static int catalog_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct catalog_entry *)a)->name,
-		      ((const struct catalog_entry *)b)->name);
-}
-
-/* A catalog array is the tail of a block that also owns the text its
- * entries point into (the document's scalars, taken over), so loading
- * copies no string and catalog_free() still needs only the array. */
-struct catalog_block {
-	struct arena *text;
-	struct catalog_entry v[];
-};
-
-static struct catalog_block *catalog_block_of(struct catalog_entry *v)
-{
-	return (struct catalog_block *)((char *)v - offsetof(struct catalog_block, v));
-}
-
-/* Takes doc. */
-static int catalog_from_loaded(const char *display, struct ydoc *doc,
-			       struct catalog_entry **out, size_t *nout,
-			       struct diag_list *diags)
-{
-	struct sctx c = { display, diags, 0 };
-	const struct ynode *list;
-	struct catalog_block *blk = NULL;
-	struct catalog_entry *v;
-	size_t n = 0, k;
-	int err;
-
-	if (!doc->root || doc->root->kind != YN_MAP || doc->root->npairs != 1 ||
-	    !(list = ymap_get(doc->root, "catalog")) || list->kind != YN_SEQ) {
-		bad(&c, doc->root, "a catalog is a mapping with one key, catalog:, holding a list");
-		err = -EINVAL;
-		goto out;
-	}
-	err = -ENOMEM;
-	if (!(blk = calloc(1, sizeof(*blk) + (list->nitems ? list->nitems : 1) * sizeof(*v))))
-		goto out;
-	blk->text = ydoc_take_text(doc);
-	v = blk->v;
-	for (k = 0; k < list->nitems; k++) {
-		take_catalog_entry(&c, list->items[k], &v[n]);
-		if (!v[n].name) {
-			catalog_entry_release(&v[n]);
-			continue;
-		}
-		n++;
-	}
-	qsort(v, n, sizeof(*v), catalog_cmp);
-	for (k = 1; k < n; k++)
-		if (!strcmp(v[k].name, v[k - 1].name))
-			bad(&c, doc->root, "catalog: %s is listed twice", v[k].name);
-	err = c.errors ? -EINVAL : 0;
-	*out = v;
-	*nout = n;
-	blk = NULL;
-out:
-	ydoc_free(doc);
-	free(blk);
-	return err;
-}
-
-int catalog_load_file(const char *path, const char *display,
-		      struct catalog_entry **out, size_t *nout, struct diag_list *diags)
-{
-	struct ydoc *doc = NULL;
-	int err;
-
-	if ((err = ydoc_load_file(path, &doc, diags)) < 0)
-		return err;
-	return catalog_from_loaded(display ? display : path, doc, out, nout, diags);
-}
-
-int catalog_load_buffer(const char *name, const char *buf, size_t len,
-			struct catalog_entry **out, size_t *nout, struct diag_list *diags)
-{
-	struct ydoc *doc = NULL;
-	int err;
-
-	if ((err = ydoc_load_buffer(name, buf, len, &doc, diags)) < 0)
-		return err;
-	return catalog_from_loaded(name, doc, out, nout, diags);
-}
-
-/* The documentation fields of one catalog.docs.yaml entry. */
-struct docs_fields {
-	const struct ynode *at;
-	char *name, *description, *where_used, *where_set;
-};
-
-static void take_docs_fields(struct sctx *c, const struct ynode *n, struct docs_fields *f)
-{
-	struct seen seen = { 0 };
-	size_t k;
-
-	memset(f, 0, sizeof(*f));
-	f->at = n;
-	if (n->kind != YN_MAP) {
-		bad(c, n, "a docs entry must be a mapping with at least name:");
-		return;
-	}
-	for (k = 0; k < n->npairs; k++) {
-		const struct ynode *key = n->pairs[k].key, *val = n->pairs[k].val;
-		int which = key_index(c, key, DOCS_KEYS, &seen);
-
-		if (which == KEY_REPEATED)
-			continue;
-		if (key->kind != YN_SCALAR)
-			bad(c, key, "keys must be strings");
-		else if (which == DK_NAME)
-			f->name = take_str(c, val, "name");
-		else if (which == DK_DESCRIPTION)
-			f->description = take_str(c, val, "description");
-		else if (which == DK_WHERE_USED)
-			f->where_used = take_str(c, val, "where_used");
-		else if (which == DK_WHERE_SET)
-			f->where_set = take_str(c, val, "where_set");
-		else
-			bad(c, key, "unknown field '%s' in a docs entry (known: name, description, "
-			    "where_set, where_used; a type belongs in catalog.yaml)", key->str);
-	}
-	if (!f->name)
-		bad(c, n, "a docs entry needs name:");
-}
-
-/* Puts f on its catalog entry, or says why it cannot go there. */
-static void attach_docs(struct sctx *c, const struct docs_fields *f, struct catalog_entry *cat,
-			size_t ncat, const char *catalog)
-{
-	struct catalog_entry key = { .name = f->name }, *e;
-
-	e = ncat ? bsearch(&key, cat, ncat, sizeof(*cat), catalog_cmp) : NULL;
-	if (!e) {
-		bad(c, f->at, "%s is not in the catalog (%s): a docs entry documents a catalog "
-		    "entry", f->name, catalog);
-		return;
-	}
-	if (e->docs_line) {
-		bad(c, f->at, "%s is documented twice (first at line %u)", f->name, e->docs_line);
-		return;
-	}
-	if (e->description || e->where_used || e->where_set) {
-		bad(c, f->at, "%s is also documented in %s: document it in one place", f->name,
-		    catalog);
-		return;
-	}
-	e->docs_line = f->at->line;
-	e->description = f->description;
-	e->where_used = f->where_used;
-	e->where_set = f->where_set;
-}
-
-/* Takes doc. */
-static int docs_from_loaded(const char *display, struct ydoc *doc, struct catalog_entry *cat,
-			    size_t ncat, const char *catalog, struct arena **text,
-			    struct diag_list *diags)
-{
-	struct sctx c = { display, diags, 0 };
-	const struct ynode *list;
-	size_t k;
-
-	if (!doc->root || doc->root->kind != YN_MAP || doc->root->npairs != 1 ||
-	    !(list = ymap_get(doc->root, "docs")) || list->kind != YN_SEQ) {
-		bad(&c, doc->root, "catalog docs are a mapping with one key, docs:, holding a list");
-		goto out;
-	}
-	for (k = 0; k < list->nitems; k++) {
-		struct docs_fields f;
-
-		take_docs_fields(&c, list->items[k], &f);
-		if (f.name)
-			attach_docs(&c, &f, cat, ncat, catalog);
-	}
-out:
-	*text = ydoc_take_text(doc);
-	ydoc_free(doc);
-	return c.errors ? -EINVAL : 0;
-}
-
-int catalog_docs_load_file(const char *path, const char *display, struct catalog_entry *cat,
-			   size_t ncat, const char *catalog, struct arena **text,
-			   struct diag_list *diags)
-{
-	struct ydoc *doc = NULL;
-	int err;
-
-	if ((err = ydoc_load_file(path, &doc, diags)) < 0)
-		return err;
-	return docs_from_loaded(display ? display : path, doc, cat, ncat, catalog, text, diags);
-}
-
-int catalog_docs_load_buffer(const char *name, const char *buf, size_t len,
-			     struct catalog_entry *cat, size_t ncat, const char *catalog,
-			     struct arena **text, struct diag_list *diags)
-{
-	struct ydoc *doc = NULL;
-	int err;
-
-	if ((err = ydoc_load_buffer(name, buf, len, &doc, diags)) < 0)
-		return err;
-	return docs_from_loaded(name, doc, cat, ncat, catalog, text, diags);
-}
-
-void catalog_free(struct catalog_entry *v, size_t n)
-{
-	struct catalog_block *blk;
-	size_t k;
-
-	if (!v)
-		return;
-	blk = catalog_block_of(v);
-	for (k = 0; k < n; k++)
-		catalog_entry_release(&v[k]);
-	arena_free(blk->text);
-	free(blk);
 }

@@ -74,6 +74,8 @@ struct spec_var {
 	struct expr *when_expr;   /* when, parsed; NULL when absent or bad */
 	char *note;
 	bool secret;
+	bool secret_given;        /* secret: written (false keeps a name the
+	                             secret patterns match from being one) */
 	unsigned scope;           /* SCOPE_* bits; 0 = unspecified */
 	struct vtype_def type;
 	struct spec_pin *pins;    /* per-arch forced values */
@@ -97,7 +99,8 @@ struct spec_rule {
 	char *when;               /* condition */
 	struct expr *when_expr;   /* when, parsed; NULL when bad */
 	enum rule_at at;
-	enum diag_sev sev;
+	enum diag_code code;      /* code:, or the generic one of sev */
+	enum diag_sev sev;        /* the code's */
 	char *message;            /* a template: ${NAME} shows a value */
 	unsigned line, col;
 };
@@ -122,8 +125,15 @@ struct spec {
 	                             these prefixes is forwarded too */
 	size_t npass_prefixes;
 	char *owned_prefix;       /* e.g. FLAGOS_, or NULL */
+	/* models: what the spec was written from: the project, its version
+	 * and the commit read (all three, or all NULL). */
+	char *models_source, *models_version, *models_commit;
 	char **families;          /* prefixes of dynamic families, e.g. FLAGOS_OP_ */
 	size_t nfamilies;
+	char **secret_patterns;   /* globs (names.h): every name one matches
+	                             is a secret, unless an entry says
+	                             secret: false */
+	size_t nsecret_patterns;
 	struct spec_retired *retired;  /* sorted by name */
 	size_t nretired;
 	struct spec_rule *rules;
@@ -152,6 +162,8 @@ struct catalog_entry {
 	unsigned docs_line;       /* its entry in catalog.docs.yaml, or 0 */
 };
 
+struct names;
+
 struct spec_set {
 	char *dir;
 	struct spec *runner;      /* base.yaml, or NULL */
@@ -161,6 +173,9 @@ struct spec_set {
 	size_t ncatalog;
 	bool has_catalog;         /* the directory has a catalog.yaml */
 	struct arena *docs_text;  /* catalog.docs.yaml's strings, or NULL */
+	struct names *names;      /* names/: what the stack's readers read and
+	                             the flags XLA defines (names.h); NULL
+	                             when the directory has none */
 };
 
 /* What spec_set_load_dir() may leave out. */
@@ -221,6 +236,9 @@ void spec_set_free(struct spec_set *set);
 /* Borrowed lookups; NULL when absent. */
 const struct spec *spec_set_backend(const struct spec_set *set, const char *backend);
 const struct catalog_entry *spec_set_catalog(const struct spec_set *set, const char *name);
+/* The spec whose models: says what backend's directories model: its own,
+ * else the runner's when it uses the runner; NULL when neither says. */
+const struct spec *spec_set_models(const struct spec_set *set, const struct spec *backend);
 /* The entries of s named name: returns how many, and *first is the
  * position in s->by_name of the first (entries follow in document order). */
 size_t spec_entries(const struct spec *s, const char *name, size_t *first);

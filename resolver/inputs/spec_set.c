@@ -1,4 +1,5 @@
 /* A spec directory: the runner base, the catalog and one spec per backend. */
+#include "grow.h"
 #include "spec.h"
 
 #include <dirent.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "name_lists.h"
 #include "yaml_tree.h"
 
 static int name_cmp(const void *a, const void *b)
@@ -31,7 +33,7 @@ int spec_dir_list(const char *dir, char ***out, size_t *nout, struct diag_list *
 	if (!d) {
 		err = -errno;
 		if (diags)
-			diag_add(diags, DIAG_ERROR, dir, 0, 0, "cannot read the spec directory: %s",
+			diag_add(diags, DC_INPUT_UNREADABLE, dir, 0, 0, "cannot read the spec directory: %s",
 				 strerror(-err));
 		return err;
 	}
@@ -40,14 +42,9 @@ int spec_dir_list(const char *dir, char ***out, size_t *nout, struct diag_list *
 
 		if (len < 6 || strcmp(de->d_name + len - 5, ".yaml") || de->d_name[0] == '.')
 			continue;
-		if (n == cap) {
-			char **p = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*p));
-
-			if (!p) {
-				err = -ENOMEM;
-				goto out;
-			}
-			v = p;
+		if (GROW(v, cap, n, 16) < 0) {
+			err = -ENOMEM;
+			goto out;
 		}
 		if (!(v[n] = xstrdup(de->d_name))) {
 			err = -ENOMEM;
@@ -93,7 +90,7 @@ static int check_set(struct spec_set *set, struct diag_list *diags)
 
 	for (k = 1; k < set->nbackends; k++)
 		if (!strcmp(set->backends[k]->backend, set->backends[k - 1]->backend)) {
-			diag_add(diags, DIAG_ERROR, set->backends[k]->display, 0, 0,
+			diag_add(diags, DC_SPEC_SET, set->backends[k]->display, 0, 0,
 				 "backend '%s' is also declared by %s", set->backends[k]->backend,
 				 set->backends[k - 1]->display);
 			errors++;
@@ -102,13 +99,13 @@ static int check_set(struct spec_set *set, struct diag_list *diags)
 		const struct spec *s = set->backends[k];
 
 		if (s->uses_runner && !set->runner) {
-			diag_add(diags, DIAG_ERROR, s->display, 0, 0,
+			diag_add(diags, DC_SPEC_SET, s->display, 0, 0,
 				 "backend '%s' uses the runner base, but the spec directory has no "
 				 "base.yaml", s->backend);
 			errors++;
 		}
 		if (!s->narches && !(s->uses_runner && set->runner && set->runner->narches)) {
-			diag_add(diags, DIAG_ERROR, s->display, 0, 0,
+			diag_add(diags, DC_SPEC_SET, s->display, 0, 0,
 				 "backend '%s' names no arches", s->backend);
 			errors++;
 		}
@@ -209,7 +206,7 @@ static int load_docs(struct spec_set *set, const char *dir, struct strbuf *path,
 		goto out;
 	if (!set->catalog) {
 		if (!set->has_catalog)
-			err = diag_add(diags, DIAG_ERROR, sb_str(disp), 0, 0,
+			err = diag_add(diags, DC_SPEC_SET, sb_str(disp), 0, 0,
 				       "documents a catalog, but the spec directory has no "
 				       "catalog.yaml") < 0 ? -ENOMEM : 1;
 		goto out;
@@ -220,6 +217,23 @@ static int load_docs(struct spec_set *set, const char *dir, struct strbuf *path,
 out:
 	sb_release(&cat);
 	return err;
+}
+
+/* The name lists of dir/names: loaded once with the specs, so every
+ * directory of every reload looks names up in the same table. Returns 0,
+ * 1 when a list is malformed (reported) or -ENOMEM. */
+static int load_names(struct spec_set *set, const char *dir, struct strbuf *path,
+		      struct diag_list *diags)
+{
+	int err;
+
+	sb_reset(path);
+	if ((err = sb_addf(path, "%s/names", dir)) < 0)
+		return err;
+	err = names_load_dir(sb_str(path), &set->names, diags);
+	if (err != -ENOMEM && names_index(set->names, set) < 0)
+		err = -ENOMEM;
+	return err == -EINVAL ? 1 : err;
 }
 
 int spec_set_load_dir(const char *dir, const char *only, unsigned flags,
@@ -280,7 +294,7 @@ int spec_set_load_dir(const char *dir, const char *only, unsigned flags,
 		}
 		if (s->is_runner) {
 			if (set->runner) {
-				diag_add(diags, DIAG_ERROR, s->display, 0, 0,
+				diag_add(diags, DC_SPEC_SET, s->display, 0, 0,
 					 "a second runner base (the first is %s)", set->runner->display);
 				bad = 1;
 				spec_free(s);
@@ -296,8 +310,13 @@ int spec_set_load_dir(const char *dir, const char *only, unsigned flags,
 			goto out;
 		bad = 1;
 	}
+	if ((err = load_names(set, dir, &path, diags)) != 0) {
+		if (err < 0)
+			goto out;
+		bad = 1;
+	}
 	if (!set->nbackends && !bad) {
-		diag_add(diags, DIAG_ERROR, dir, 0, 0, "no backend specs (*.yaml) in this directory");
+		diag_add(diags, DC_SPEC_SET, dir, 0, 0, "no backend specs (*.yaml) in this directory");
 		bad = 1;
 	}
 	qsort(set->backends, set->nbackends, sizeof(*set->backends), backend_cmp);
@@ -338,8 +357,18 @@ void spec_set_free(struct spec_set *set)
 	free(set->backends);
 	catalog_free(set->catalog, set->ncatalog);
 	arena_free(set->docs_text);
+	names_free(set->names);
 	free(set->dir);
 	free(set);
+}
+
+const struct spec *spec_set_models(const struct spec_set *set, const struct spec *backend)
+{
+	if (backend->models_source)
+		return backend;
+	if (backend->uses_runner && set->runner && set->runner->models_source)
+		return set->runner;
+	return NULL;
 }
 
 const struct spec *spec_set_backend(const struct spec_set *set, const char *backend)

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "text.h"
 #include "yaml_tree.h"
 
@@ -126,56 +127,53 @@ static int add_entry(struct strbuf *out, const struct override *o)
 int statefile_render(const struct override_set *ov, struct strbuf *out)
 {
 	const struct override **v = NULL;
-	size_t k, start = out->len;
+	size_t k, n = 0, start = out->len;
 	int err;
 
+	/* A pending create is not the run's yet (override.h). */
+	for (k = 0; k < ov->n; k++)
+		n += !ov->v[k].pending;
 	if ((err = sb_addf(out, "# primus-envfs override state (docs/STATE.md). The mount rewrites\n"
 			   "# this file on every change; edit it only while nothing mounts it.\n"
 			   "version: %d\noverrides:%s\n", STATEFILE_VERSION,
-			   ov->n ? "" : " []")) < 0)
+			   n ? "" : " []")) < 0)
 		return err;
-	if (!ov->n)
+	if (!n)
 		return 0;
-	if (!(v = malloc(ov->n * sizeof(*v))))
+	if (!(v = malloc(n * sizeof(*v))))
 		return -ENOMEM;
-	for (k = 0; k < ov->n; k++)
-		v[k] = &ov->v[k];
-	qsort(v, ov->n, sizeof(*v), ov_cmp);
-	for (k = 0; k < ov->n && err == 0; k++)
+	for (k = 0, n = 0; k < ov->n; k++)
+		if (!ov->v[k].pending)
+			v[n++] = &ov->v[k];
+	qsort(v, n, sizeof(*v), ov_cmp);
+	for (k = 0; k < n && err == 0; k++)
 		err = add_entry(out, v[k]);
 	free(v);
-	if (err == 0 && out->len - start > YT_MAX_FILE_SIZE)
+	if (err == 0 && out->len - start > STATEFILE_LOAD_MAX)
 		err = -EFBIG;
 	return err;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 int statefile_save(const char *path, const struct override_set *ov)
 {
 	struct strbuf sb = STRBUF_INIT;
+	int err;
+
+	if ((err = statefile_render(ov, &sb)) == 0)
+		err = statefile_write(path, &sb);
+	sb_release(&sb);
+	return err;
+}
+
+int statefile_write(const char *path, const struct strbuf *doc)
+{
+	const struct strbuf sb = *doc;
 	char *dcopy = NULL, *tmp = NULL;
 	const char *dir, *base = strrchr(path, '/');
 	bool renamed = false;
 	int fd = -1, dfd = -1, err;
 
 	base = base ? base + 1 : path;
-	if ((err = statefile_render(ov, &sb)) < 0)
-		goto out;
 	err = -ENOMEM;
 	if (!(dcopy = strdup(path)))
 		goto out;
@@ -191,7 +189,7 @@ int statefile_save(const char *path, const struct override_set *ov)
 		tmp = NULL;
 		goto out;
 	}
-	if ((err = write_all(fd, sb.buf, sb.len)) < 0)
+	if ((err = fd_write_all(fd, sb.buf, sb.len)) < 0)
 		goto out;
 	if (fsync(fd) < 0 || close(fd) < 0) {
 		err = -errno;
@@ -221,7 +219,6 @@ out:
 		unlink(tmp);
 	free(tmp);
 	free(dcopy);
-	sb_release(&sb);
 	return err;
 }
 
@@ -242,7 +239,7 @@ static int bad(struct lctx *c, const struct ynode *at, const char *fmt, ...)
 	int err;
 
 	va_start(ap, fmt);
-	err = diag_vadd(c->diags, DIAG_ERROR, c->file, at ? at->line : 1,
+	err = diag_vadd(c->diags, DC_STATE_CORRUPT, c->file, at ? at->line : 1,
 			at ? at->col : 1, fmt, ap);
 	va_end(ap);
 	return err < 0 ? err : -EINVAL;
@@ -293,7 +290,7 @@ static bool dir_name_ok(const struct ynode *n)
 	       !yscalar_is(n, "..");
 }
 
-/* A variable file's name. New names are [A-Za-z_][A-Za-z0-9_]* (SPEC 7),
+/* A variable file's name. New names are [A-Za-z_][A-Za-z0-9_]*,
  * but a variable the config names otherwise (its keys only exclude '=')
  * can be overridden or removed too. */
 static bool var_name_ok(const struct ynode *n)
@@ -421,7 +418,7 @@ int statefile_load_buffer(const char *name, const char *buf, size_t len,
 	struct ydoc *doc = NULL;
 	int err;
 
-	if ((err = ydoc_load_buffer(name, buf, len, &doc, diags)) < 0)
+	if ((err = ydoc_load_buffer_as(name, buf, len, YDOC_LARGE, &doc, diags)) < 0)
 		return err;
 	err = load_doc(doc, ov, diags);
 	ydoc_free(doc);
@@ -437,7 +434,7 @@ int statefile_load(const char *path, struct override_set *ov, struct diag_list *
 	/* No file yet: the first change creates it. */
 	if (stat(path, &st) < 0 && errno == ENOENT)
 		return 0;
-	if ((err = ydoc_load_file(path, &doc, diags)) < 0)
+	if ((err = ydoc_load_file_as(path, YDOC_LARGE, &doc, diags)) < 0)
 		return err;
 	err = load_doc(doc, ov, diags);
 	ydoc_free(doc);

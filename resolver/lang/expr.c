@@ -7,12 +7,14 @@
  * `&&` and `||` chains are n-ary nodes so a long flat chain never deepens
  * the tree (evaluation and expr_free() recurse over it). */
 #include "expr.h"
+#include "grow.h"
 #include "text.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <regex.h>
+#include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,17 +23,17 @@
 #define EXPR_MAX_PATTERN 1024
 
 enum expr_kind { EXPR_OR, EXPR_AND, EXPR_NOT, EXPR_CMP, EXPR_VAR, EXPR_STR, EXPR_INT,
-	EXPR_INTF /* int(NAME, FALLBACK) */ };
+	EXPR_INTF /* int(NAME, FALLBACK) */, EXPR_ON /* on(NAME) */ };
 enum expr_op { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_MATCH };
 
 struct expr {
 	enum expr_kind kind;
 	enum expr_op op;      /* EXPR_CMP */
-	char *text;           /* EXPR_VAR/EXPR_INTF name, EXPR_STR/EXPR_INT text */
+	char *text;           /* EXPR_VAR/EXPR_INTF/EXPR_ON name, EXPR_STR/EXPR_INT text */
 	size_t len;
 	long long fallback;   /* EXPR_INTF */
 	struct expr **kids;   /* EXPR_OR/AND: n; EXPR_NOT: 1; EXPR_CMP: 2 */
-	size_t nkids;
+	size_t nkids, kids_cap;
 	regex_t *re;          /* OP_MATCH: the compiled pattern */
 };
 
@@ -185,19 +187,11 @@ void expr_free(struct expr *e)
 }
 
 /* Appends kid to e; on failure kid still belongs to the caller. The array
- * doubles at each power of two, so a long `||` chain stays linear. */
+ * doubles, so a long `||` chain stays linear. */
 static int node_add(struct expr *e, struct expr *kid)
 {
-	size_t n = e->nkids;
-	struct expr **v;
-
-	if ((n & (n - 1)) == 0) {
-		if (n > ((size_t)-1 / sizeof(*v)) / 2)
-			return -ENOMEM;
-		if (!(v = realloc(e->kids, (n ? 2 * n : 1) * sizeof(*v))))
-			return -ENOMEM;
-		e->kids = v;
-	}
+	if (GROW(e->kids, e->kids_cap, e->nkids, 1) < 0)
+		return -ENOMEM;
 	e->kids[e->nkids++] = kid;
 	return 0;
 }
@@ -247,6 +241,25 @@ static int leaf(struct parser *p, enum expr_kind kind, struct expr **out)
 	return 0;
 }
 
+/* FN(NAME...: the cursor is on fn, followed by '('; leaves it past NAME,
+ * with *out the leaf of kind for NAME. */
+static int call_name(struct parser *p, const char *fn, enum expr_kind kind, struct expr **out)
+{
+	int err;
+
+	if ((err = next(p)) < 0 || (err = next(p)) < 0)
+		return err;
+	if (p->tok != T_NAME)
+		return fail(p, "%s( needs a variable name at column %zu", fn, p->start + 1);
+	if ((err = leaf(p, kind, out)) < 0)
+		return err;
+	if ((err = next(p)) < 0) {
+		expr_free(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
 /* int(NAME, FALLBACK): the cursor is on "int", followed by '('. */
 static int parse_intf(struct parser *p, struct expr **out)
 {
@@ -254,14 +267,8 @@ static int parse_intf(struct parser *p, struct expr **out)
 	long long fb;
 	int err;
 
-	if ((err = next(p)) < 0 || (err = next(p)) < 0)
+	if ((err = call_name(p, "int", EXPR_INTF, &e)) < 0)
 		return err;
-	if (p->tok != T_NAME)
-		return fail(p, "int( needs a variable name at column %zu", p->start + 1);
-	if ((err = leaf(p, EXPR_INTF, &e)) < 0)
-		return err;
-	if ((err = next(p)) < 0)
-		goto out;
 	if (p->tok != T_COMMA) {
 		err = fail(p, "int(NAME, FALLBACK) needs ', FALLBACK' at column %zu",
 			   p->start + 1);
@@ -289,6 +296,31 @@ out:
 	return err;
 }
 
+/* on(NAME): the cursor is on "on", followed by '('. */
+static int parse_on(struct parser *p, struct expr **out)
+{
+	struct expr *e = NULL;
+	int err;
+
+	if ((err = call_name(p, "on", EXPR_ON, &e)) < 0)
+		return err;
+	if (p->tok != T_RP) {
+		expr_free(e);
+		return fail(p, "expected ')' at column %zu", p->start + 1);
+	}
+	*out = e;
+	return 0;
+}
+
+/* Whether the name token is fn, called: fn followed by '('. */
+static bool is_call(const struct parser *p, const char *fn)
+{
+	size_t n = strlen(fn);
+
+	return p->end - p->start == n && !memcmp(p->src + p->start, fn, n) &&
+	       p->src[p->end + strspn(p->src + p->end, " \t")] == '(';
+}
+
 static int parse_primary(struct parser *p, struct expr **out)
 {
 	struct expr *e = NULL;
@@ -296,9 +328,12 @@ static int parse_primary(struct parser *p, struct expr **out)
 
 	switch (p->tok) {
 	case T_NAME:
-		if (p->end - p->start == 3 && !memcmp(p->src + p->start, "int", 3) &&
-		    p->src[p->end + strspn(p->src + p->end, " \t")] == '(') {
+		if (is_call(p, "int")) {
 			err = parse_intf(p, &e);
+			break;
+		}
+		if (is_call(p, "on")) {
+			err = parse_on(p, &e);
 			break;
 		}
 		err = leaf(p, EXPR_VAR, &e);
@@ -398,8 +433,10 @@ static int bounded_pattern(struct parser *p, const char *s, size_t n, size_t col
 			prev = depth && holds[--depth] ? HOLDER : PIECE;
 		} else if (c == '|') {
 			prev = NOTHING;
-		} else if (c == '*' || c == '+' || c == '?' ||
-			   (c == '{' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9')) {
+		} else if (c == '*' || c == '+' || c == '?' || c == '{') {
+			/* glibc's ERE reads every '{' outside a bracket as an
+			 * interval ({N}, {N,}, {N,M}, {,M}, {,}); one it cannot
+			 * read is regcomp's error, after this. */
 			if (c == '{') {
 				unsigned long m;
 				char *end;
@@ -454,15 +491,18 @@ static int compile_pattern(struct parser *p, struct expr *rhs, size_t col)
 	if (!(rhs->re = malloc(sizeof(*rhs->re))))
 		return -ENOMEM;
 	if ((rc = regcomp(rhs->re, rhs->text, REG_EXTENDED | REG_NOSUB)) != 0) {
+		/* Out of memory in regcomp is the pattern's size as often
+		 * as the machine's: said as such, never an empty message. */
 		if (rc == REG_ESPACE) {
 			free(rhs->re);
 			rhs->re = NULL;
-			return -ENOMEM;
+			return fail(p, "a pattern too large to compile at column %zu", col);
 		}
 		regerror(rc, rhs->re, why, sizeof(why));
 		free(rhs->re);
 		rhs->re = NULL;
-		return fail(p, "bad regular expression at column %zu: %s", col, why);
+		return fail(p, "bad regular expression at column %zu: %s", col,
+			    why[0] ? why : "regcomp refused it");
 	}
 	return 0;
 }
@@ -516,7 +556,7 @@ static int parse_cmp(struct parser *p, struct expr **out)
 	e->op = op;
 	e->kids[0] = lhs;
 	e->kids[1] = rhs;
-	e->nkids = 2;
+	e->nkids = e->kids_cap = 2;
 	*out = e;
 	return 0;
 out:
@@ -615,6 +655,9 @@ int expr_parse(const char *src, struct expr **out, char *err, size_t errlen)
 	*out = e;
 	e = NULL;
 out:
+	/* Every refusal says why, out of memory included. */
+	if (rc < 0 && err && errlen && !err[0])
+		snprintf(err, errlen, "%s", strerror(-rc));
 	expr_free(e);
 	return rc;
 }
@@ -631,7 +674,7 @@ static int operand(struct expr_env *ev, const struct expr *e, const char **s, si
 	*s = "";
 	*len = 0;
 	*set = true;
-	if (e->kind != EXPR_VAR && e->kind != EXPR_INTF) {
+	if (e->kind != EXPR_VAR && e->kind != EXPR_INTF && e->kind != EXPR_ON) {
 		*s = e->text;
 		*len = e->len;
 		return 0;
@@ -730,6 +773,24 @@ static int match(struct expr_env *ev, const struct expr *e, bool *res)
 	return 0;
 }
 
+/* A switch as torch_fl's flag() reads it: stripped of blanks, any case. */
+static bool switch_on(const char *s, size_t len)
+{
+	static const char *const on[] = { "1", "true", "on", "yes" };
+	size_t k;
+
+	while (len && strchr(" \t\n\r\v\f", *s) && *s) {
+		s++;
+		len--;
+	}
+	while (len && s[len - 1] && strchr(" \t\n\r\v\f", s[len - 1]))
+		len--;
+	for (k = 0; k < sizeof(on) / sizeof(on[0]); k++)
+		if (strlen(on[k]) == len && !strncasecmp(s, on[k], len))
+			return true;
+	return false;
+}
+
 static int eval(struct expr_env *ev, const struct expr *e, bool *res)
 {
 	const char *a, *b;
@@ -780,6 +841,11 @@ static int eval(struct expr_env *ev, const struct expr *e, bool *res)
 		*res = e->op == OP_LT ? x < y : e->op == OP_LE ? x <= y :
 		       e->op == OP_GT ? x > y : x >= y;
 		return 0;
+	case EXPR_ON:
+		if ((err = operand(ev, e, &a, &al, &set)) < 0)
+			return err;
+		*res = switch_on(a, al);
+		return 0;
 	default:
 		if ((err = operand(ev, e, &a, &al, &set)) < 0)
 			return err;
@@ -812,7 +878,7 @@ int expr_names(const struct expr *e, int (*fn)(void *ctx, const char *name, size
 
 	if (!e)
 		return 0;
-	if (e->kind == EXPR_VAR || e->kind == EXPR_INTF)
+	if (e->kind == EXPR_VAR || e->kind == EXPR_INTF || e->kind == EXPR_ON)
 		return fn(ctx, e->text, e->len);
 	for (i = 0; i < e->nkids; i++)
 		if ((err = expr_names(e->kids[i], fn, ctx)) < 0)

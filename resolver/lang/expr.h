@@ -7,7 +7,9 @@
  * string ('…' or "…", backslash escapes the next character in "…"), an
  * integer literal, or int(NAME, FALLBACK): NAME read as an integer, and
  * FALLBACK when it is unset or not one (env_spec.py's `try:
- * int(os.getenv(NAME, "1")) except ValueError: 1`). `==` and `!=` compare
+ * int(os.getenv(NAME, "1")) except ValueError: 1`), or on(NAME): true when
+ * NAME's value, stripped of blanks, is 1, true, on or yes in any case (a
+ * switch as torch_fl's flag() reads it). `==` and `!=` compare
  * text; `<` `<=` `>` `>=` compare integers read in the entry's dialect
  * (dialect.h: bash arithmetic or Python's int()) and are false when either
  * side is not one. `NAME =~ 'PATTERN'` is bash's [[ =~ ]]: a POSIX

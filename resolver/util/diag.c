@@ -1,4 +1,5 @@
 /* Diagnostics storage and the one textual form they are printed in. */
+#include "grow.h"
 #include "diag.h"
 
 #include <errno.h>
@@ -27,22 +28,17 @@ static int add_escaped(struct strbuf *out, const char *s, size_t n)
 	return plain(s, n) ? sb_add(out, s, n) : text_escape(out, s, n);
 }
 
-static int diag_push(struct diag_list *l, enum diag_sev sev, const char *file,
-		     unsigned line, unsigned col, char *msg)
+static int diag_push(struct diag_list *l, enum diag_code code, bool silenced,
+		     const char *file, unsigned line, unsigned col, char *msg)
 {
 	struct diag *d;
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 8;
-		struct diag *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (GROW(l->v, l->cap, l->n, 8) < 0)
+		return -ENOMEM;
 	d = &l->v[l->n];
-	d->sev = sev;
+	d->code = code;
+	d->sev = (enum diag_sev)diag_code_info(code)->sev;
+	d->silenced = silenced;
 	d->line = line;
 	d->col = col;
 	d->msg = msg;
@@ -53,19 +49,19 @@ static int diag_push(struct diag_list *l, enum diag_sev sev, const char *file,
 	return 0;
 }
 
-int diag_add(struct diag_list *l, enum diag_sev sev, const char *file,
+int diag_add(struct diag_list *l, enum diag_code code, const char *file,
 	     unsigned line, unsigned col, const char *fmt, ...)
 {
 	va_list ap;
 	int err;
 
 	va_start(ap, fmt);
-	err = diag_vadd(l, sev, file, line, col, fmt, ap);
+	err = diag_vadd(l, code, file, line, col, fmt, ap);
 	va_end(ap);
 	return err;
 }
 
-int diag_vadd(struct diag_list *l, enum diag_sev sev, const char *file,
+int diag_vadd(struct diag_list *l, enum diag_code code, const char *file,
 	      unsigned line, unsigned col, const char *fmt, va_list ap)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -89,7 +85,7 @@ int diag_vadd(struct diag_list *l, enum diag_sev sev, const char *file,
 		err = -ENOMEM;
 		goto out;
 	}
-	if ((err = diag_push(l, sev, file, line, col, msg)) < 0)
+	if ((err = diag_push(l, code, false, file, line, col, msg)) < 0)
 		free(msg);
 out:
 	sb_release(&sb);
@@ -112,7 +108,8 @@ int diag_extend_from(struct diag_list *dst, const struct diag_list *src, size_t 
 
 		if (!msg)
 			return -ENOMEM;
-		if ((err = diag_push(dst, d->sev, d->file, d->line, d->col, msg)) < 0) {
+		if ((err = diag_push(dst, d->code, d->silenced, d->file, d->line, d->col,
+				     msg)) < 0) {
 			free(msg);
 			return err;
 		}
@@ -143,7 +140,8 @@ int diag_format(const struct diag *d, struct strbuf *out)
 			err = sb_adds(out, ": ");
 	}
 	if (!err)
-		err = sb_addf(out, "%s: %s", diag_sev_name(d->sev), d->msg);
+		err = sb_addf(out, "%s: %s [%s%s]", diag_sev_name(d->sev), d->msg,
+			      diag_code_info(d->code)->code, d->silenced ? ", silenced" : "");
 	return err;
 }
 
@@ -153,7 +151,7 @@ int diag_max_sev(const struct diag_list *l)
 	size_t i;
 
 	for (i = 0; i < l->n; i++)
-		if ((int)l->v[i].sev > max)
+		if (!l->v[i].silenced && (int)l->v[i].sev > max)
 			max = (int)l->v[i].sev;
 	return max;
 }
@@ -163,7 +161,16 @@ size_t diag_count(const struct diag_list *l, enum diag_sev sev)
 	size_t i, n = 0;
 
 	for (i = 0; i < l->n; i++)
-		n += l->v[i].sev == sev;
+		n += l->v[i].sev == sev && !l->v[i].silenced;
+	return n;
+}
+
+size_t diag_count_silenced(const struct diag_list *l)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < l->n; i++)
+		n += l->v[i].silenced;
 	return n;
 }
 
@@ -187,4 +194,73 @@ void diag_list_release(struct diag_list *l)
 	free(l->v);
 	l->v = NULL;
 	l->n = l->cap = 0;
+}
+
+int diag_silence_add_code(struct diag_silence *si, enum diag_code code)
+{
+	if ((size_t)code >= DIAG_NCODES)
+		return -EINVAL;
+	si->code[code] = true;
+	return 0;
+}
+
+int diag_silence_add_line(struct diag_silence *si, const char *file, unsigned line,
+			  enum diag_code code)
+{
+	struct diag_silence_line *v = realloc(si->lines, (si->nlines + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	si->lines = v;
+	if (!(v[si->nlines].file = xstrdup(file)))
+		return -ENOMEM;
+	v[si->nlines].line = line;
+	v[si->nlines].code = code;
+	si->nlines++;
+	return 0;
+}
+
+int diag_silence_extend(struct diag_silence *dst, const struct diag_silence *src)
+{
+	size_t k;
+	int err;
+
+	for (k = 0; k < DIAG_NCODES; k++)
+		dst->code[k] = dst->code[k] || src->code[k];
+	for (k = 0; k < src->nlines; k++)
+		if ((err = diag_silence_add_line(dst, src->lines[k].file, src->lines[k].line,
+						 src->lines[k].code)) < 0)
+			return err;
+	return 0;
+}
+
+static bool silences(const struct diag_silence *si, const struct diag *d)
+{
+	size_t k;
+
+	if (si->code[d->code])
+		return true;
+	for (k = 0; k < si->nlines; k++)
+		if (si->lines[k].code == d->code && si->lines[k].line == d->line && d->file &&
+		    !strcmp(si->lines[k].file, d->file))
+			return true;
+	return false;
+}
+
+void diag_silence_apply(const struct diag_silence *si, struct diag_list *l, size_t first)
+{
+	size_t i;
+
+	for (i = first; si && i < l->n; i++)
+		l->v[i].silenced = l->v[i].silenced || silences(si, &l->v[i]);
+}
+
+void diag_silence_release(struct diag_silence *si)
+{
+	size_t k;
+
+	for (k = 0; k < si->nlines; k++)
+		free(si->lines[k].file);
+	free(si->lines);
+	memset(si, 0, sizeof(*si));
 }

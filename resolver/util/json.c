@@ -1,6 +1,10 @@
 /* JSON strings; see json.h. */
 #include "json.h"
 
+#include <errno.h>
+#include <nettle/base64.h>
+#include <stdlib.h>
+
 #include "text.h"
 
 int json_add_string(struct strbuf *out, const char *s, size_t n)
@@ -45,4 +49,25 @@ int json_add_string(struct strbuf *out, const char *s, size_t n)
 			return err;
 	}
 	return sb_addc(out, '"');
+}
+
+int json_add_field(struct strbuf *out, bool first, const char *key, const char *p, size_t n)
+{
+	const char *lead = first ? "" : ",";
+	char *b64;
+	int err;
+
+	if (utf8_valid(p, n)) {
+		if ((err = sb_addf(out, "%s\"%s\":", lead, key)) < 0)
+			return err;
+		return json_add_string(out, p, n);
+	}
+	if ((err = sb_addf(out, "%s\"%s_b64\":\"", lead, key)) < 0)
+		return err;
+	if (!(b64 = malloc(BASE64_ENCODE_RAW_LENGTH(n) + 1)))
+		return -ENOMEM;
+	base64_encode_raw(b64, n, (const uint8_t *)p);
+	err = sb_add(out, b64, BASE64_ENCODE_RAW_LENGTH(n));
+	free(b64);
+	return err < 0 ? err : sb_addc(out, '"');
 }

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Length of the valid UTF-8 sequence at p (1..4), or 0 when the bytes there
  * are not one. Rejects overlong forms, surrogates and code points above
@@ -25,5 +26,21 @@ int text_quote(struct strbuf *sb, const char *s, size_t n, size_t max);
 /* The same escapes without the quotes and without escaping '"' or '\\':
  * for text already inside a message, such as a value a rule shows. */
 int text_escape(struct strbuf *sb, const char *s, size_t n);
+
+/* The optimal string alignment distance between a and b: insertions,
+ * deletions, substitutions and transpositions of adjacent bytes each cost
+ * one (DISAPTCH is one edit from DISPATCH). Inputs over 128 bytes are
+ * (size_t)-1, "far". */
+size_t text_edit_distance(const char *a, size_t n, const char *b, size_t m);
+/* The same, cut short: any distance over max is max + 1. */
+size_t text_edit_distance_max(const char *a, size_t n, const char *b, size_t m, size_t max);
+/* A bit per byte value (mod 64) that s holds. An edit adds or removes at
+ * most two of them, so half the bits two masks do not share is a floor
+ * of the distance between their strings: a cheap test before the real
+ * one. */
+uint64_t text_char_mask(const char *s, size_t n);
+
+/* True when one of the n strings of v is name. */
+bool text_in_list(char *const *v, size_t n, const char *name);
 
 #endif

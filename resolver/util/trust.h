@@ -12,7 +12,7 @@
  * way to it sits in such a directory too. The --state file is
  * refused otherwise (its overrides land in the run's environment, and a
  * crafted LD_PRELOAD is a takeover); the config, specs and --inherit
- * files of a daemon running as root get a warning (issue 14.15). */
+ * files of a daemon running as root get a warning. */
 #ifndef ENVFS_TRUST_H
 #define ENVFS_TRUST_H
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "text.h"
 #include "unicode.h"
 #include "yaml11.h"
@@ -309,19 +310,12 @@ struct pairs {
 
 static int pairs_push(struct pairs *p, const struct ypair *pair, bool merged)
 {
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 16;
-		const struct ypair **v = realloc(p->v, cap * sizeof(*v));
-		bool *m;
+	size_t vcap = p->cap, mcap = p->cap;
 
-		if (!v)
-			return -ENOMEM;
-		p->v = v;
-		if (!(m = realloc(p->merged, cap * sizeof(*m))))
-			return -ENOMEM;
-		p->merged = m;
-		p->cap = cap;
-	}
+	/* One capacity for both: it grows once both have room. */
+	if (GROW(p->v, vcap, p->n, 16) < 0 || GROW(p->merged, mcap, p->n, 16) < 0)
+		return -ENOMEM;
+	p->cap = vcap;
 	p->v[p->n] = pair;
 	p->merged[p->n++] = merged;
 	return 0;

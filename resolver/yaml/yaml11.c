@@ -6,6 +6,7 @@
  *   $ python3 -c 'import yaml; print(str(yaml.safe_load("v: 010")["v"]))'
  *   8
  */
+#include "grow.h"
 #include "yaml11.h"
 
 #include <errno.h>
@@ -315,15 +316,8 @@ static int big_mul_add(struct bigint *b, uint32_t mul, uint32_t add)
 	while (carry) {
 		if (b->n == MAX_LIMBS)
 			return -EINVAL;
-		if (b->n == b->cap) {
-			size_t cap = b->cap ? b->cap * 2 : 4;
-			uint32_t *v = realloc(b->v, cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			b->v = v;
-			b->cap = cap;
-		}
+		if (GROW(b->v, b->cap, b->n, 4) < 0)
+			return -ENOMEM;
 		b->v[b->n++] = (uint32_t)(carry % LIMB);
 		carry /= LIMB;
 	}

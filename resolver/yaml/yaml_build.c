@@ -1,5 +1,6 @@
 /* yaml_build: parse events -> a ydoc's arena tree, with every limit of
  * yaml_tree.h checked on the event that crosses it (see yaml_build.h). */
+#include "grow.h"
 #include "yaml_build.h"
 
 #include <errno.h>
@@ -20,6 +21,7 @@ void yb_init(struct ybuilder *b, struct ydoc *doc, struct diag_list *diags)
 	memset(b, 0, sizeof(*b));
 	b->doc = doc;
 	b->diags = diags;
+	b->max_nodes = YT_MAX_NODES;
 }
 
 void yb_release(struct ybuilder *b)
@@ -39,23 +41,6 @@ void yb_release(struct ybuilder *b)
 	b->depth = b->nkids = b->nanchors = 0;
 }
 
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	if (ncap > SIZE_MAX / size)
-		return -ENOMEM;
-	if (!(p = realloc(*v, ncap * size)))
-		return -ENOMEM;
-	*v = p;
-	*cap = ncap;
-	return 0;
-}
-
 static int limit_error(struct ybuilder *b, unsigned line, unsigned col,
 		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
@@ -66,7 +51,7 @@ static int limit_error(struct ybuilder *b, unsigned line, unsigned col,
 	int err;
 
 	va_start(ap, fmt);
-	err = diag_vadd(b->diags, DIAG_ERROR, b->doc->file, line, col, fmt, ap);
+	err = diag_vadd(b->diags, DC_YAML_LIMIT, b->doc->file, line, col, fmt, ap);
 	va_end(ap);
 	return err < 0 ? err : -EINVAL;
 }
@@ -105,10 +90,9 @@ static int node_new(struct ybuilder *b, enum ynode_kind kind, unsigned line,
 static int count_nodes(struct ybuilder *b, unsigned line, unsigned col,
 		       size_t add)
 {
-	if (add > YT_MAX_NODES || b->count > YT_MAX_NODES - add)
-		return limit_error(b, line, col, "more than %u nodes once aliases "
-				   "are expanded (an alias bomb?)",
-				   (unsigned)YT_MAX_NODES);
+	if (add > b->max_nodes || b->count > b->max_nodes - add)
+		return limit_error(b, line, col, "more than %zu nodes once aliases "
+				   "are expanded (an alias bomb?)", b->max_nodes);
 	b->count += add;
 	return 0;
 }
@@ -123,8 +107,7 @@ static int attach(struct ybuilder *b, struct ynode *n)
 			b->doc->root = n;
 		return 0;
 	}
-	if ((err = grow((void **)&b->kids, &b->capkids, b->nkids,
-			sizeof(*b->kids))) < 0)
+	if ((err = GROW(b->kids, b->capkids, b->nkids, 16)) < 0)
 		return err;
 	b->kids[b->nkids++] = n;
 	return 0;
@@ -136,8 +119,7 @@ static int anchor_add(struct ybuilder *b, const char *name, struct ynode *n,
 	struct yb_anchor *a;
 	int err;
 
-	if ((err = grow((void **)&b->anchors, &b->capanchors, b->nanchors,
-			sizeof(*b->anchors))) < 0)
+	if ((err = GROW(b->anchors, b->capanchors, b->nanchors, 16)) < 0)
 		return err;
 	a = &b->anchors[b->nanchors];
 	if (!(a->name = xstrdup(name)))
@@ -189,8 +171,7 @@ int yb_start(struct ybuilder *b, enum ynode_kind kind, unsigned line,
 	/* Attach first: the container is its parent's child from its start. */
 	if ((err = attach(b, n)) < 0)
 		return err;
-	if ((err = grow((void **)&b->stack, &b->capstack, b->depth,
-			sizeof(*b->stack))) < 0)
+	if ((err = GROW(b->stack, b->capstack, b->depth, 16)) < 0)
 		return err;
 	f = &b->stack[b->depth++];
 	f->node = n;

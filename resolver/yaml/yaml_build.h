@@ -40,6 +40,7 @@ struct ybuilder {
 	size_t nanchors, capanchors;
 	size_t naliases;
 	size_t count;             /* expanded nodes so far */
+	size_t max_nodes;         /* YT_MAX_NODES, or YDOC_LARGE's */
 	bool doc_done;            /* the first document has ended */
 	bool nul_ok;              /* YDOC_NUL_OK */
 };

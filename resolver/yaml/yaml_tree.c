@@ -124,7 +124,7 @@ static int syntax_error(struct ydoc *doc, const char *buf, size_t len,
 	else if (!err && p->context)
 		err = sb_addf(&msg, " (%s)", p->context);
 	if (!err)
-		err = diag_add(diags, DIAG_ERROR, doc->file, line, col,
+		err = diag_add(diags, DC_YAML_SYNTAX, doc->file, line, col,
 			       "%s", sb_str(&msg));
 	sb_release(&msg);
 	return err < 0 ? err : -EINVAL;
@@ -199,6 +199,8 @@ static int load_libyaml(struct ydoc *doc, const char *buf, size_t len, unsigned 
 
 	yb_init(&b, doc, diags);
 	b.nul_ok = flags & YDOC_NUL_OK;
+	if (flags & YDOC_LARGE)
+		b.max_nodes = YT_MAX_LARGE_NODES;
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
@@ -218,6 +220,11 @@ out:
 	return err;
 }
 
+static unsigned max_size(unsigned flags)
+{
+	return flags & YDOC_LARGE ? YT_MAX_LARGE_FILE_SIZE : YT_MAX_FILE_SIZE;
+}
+
 int ydoc_load_buffer(const char *name, const char *buf, size_t len,
 		     struct ydoc **out, struct diag_list *diags)
 {
@@ -233,13 +240,18 @@ int ydoc_load_buffer_as(const char *name, const char *buf, size_t len, unsigned 
 	*out = NULL;
 	if ((err = doc_new(name, &doc)) < 0)
 		goto out;
-	if (len > YT_MAX_FILE_SIZE) {
-		err = diag_add(diags, DIAG_ERROR, doc->file, 1, 1,
-			       "file is larger than 1 MiB");
+	if (len > max_size(flags)) {
+		err = diag_add(diags, DC_YAML_LIMIT, doc->file, 1, 1,
+			       "file is larger than %u MiB", max_size(flags) >> 20);
 		err = err < 0 ? err : -EINVAL;
 		goto out;
 	}
 	err = load_libyaml(doc, buf, len, flags, diags);
+	if (!err && (flags & YDOC_KEEP_SOURCE)) {
+		if (!(doc->source = arena_strndup(doc->arena, buf, len)))
+			err = -ENOMEM;
+		doc->source_len = len;
+	}
 out:
 	if (err != 0)
 		ydoc_free(doc);
@@ -248,65 +260,9 @@ out:
 	return err;
 }
 
-/* Reads at most YT_MAX_FILE_SIZE + 1 bytes, so a file that grows while
- * being read, or a FIFO, is still bounded. *buf is caller-owned. */
-static int read_bounded(int fd, char **buf, size_t *len)
-{
-	size_t cap = 65536, n = 0;
-	char *p = malloc(cap), *np;
-	ssize_t r;
-	int err = 0;
-
-	if (!p)
-		return -ENOMEM;
-	for (;;) {
-		if (n == cap) {
-			if (cap > YT_MAX_FILE_SIZE)
-				break;
-			cap *= 2;
-			if (!(np = realloc(p, cap))) {
-				err = -ENOMEM;
-				goto out;
-			}
-			p = np;
-		}
-		r = read(fd, p + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			goto out;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-out:
-	if (err < 0) {
-		free(p);
-		return err;
-	}
-	*buf = p;
-	*len = n;
-	return 0;
-}
-
 int yfile_read(const char *path, char **buf, size_t *len)
 {
-	struct stat st;
-	int fd, err;
-
-	if ((fd = infile_open(path, NULL)) < 0)
-		return fd;
-	/* Checked before reading anything: a huge file costs nothing. */
-	if (fstat(fd, &st) < 0)
-		err = -errno;
-	else if (S_ISREG(st.st_mode) && st.st_size > (off_t)YT_MAX_FILE_SIZE)
-		err = -EFBIG;
-	else
-		err = read_bounded(fd, buf, len);
-	close(fd);
-	return err;
+	return infile_read(path, YT_MAX_FILE_SIZE, buf, len);
 }
 
 int ydoc_load_file(const char *path, struct ydoc **out,
@@ -318,25 +274,37 @@ int ydoc_load_file(const char *path, struct ydoc **out,
 int ydoc_load_file_as(const char *path, unsigned flags, struct ydoc **out,
 		      struct diag_list *diags)
 {
+	return ydoc_load_file_digest(path, flags, out, NULL, diags);
+}
+
+int ydoc_load_file_digest(const char *path, unsigned flags, struct ydoc **out,
+			  struct file_digest *digest, struct diag_list *diags)
+{
 	char *buf = NULL;
 	size_t len = 0;
 	int err;
 
 	*out = NULL;
-	err = yfile_read(path, &buf, &len);
+	if (digest)
+		digest->has = false;
+	err = infile_read(path, max_size(flags), &buf, &len);
 	if (err == -EFBIG) {
-		err = diag_add(diags, DIAG_ERROR, path, 1, 1,
-			       "file is larger than 1 MiB");
+		err = diag_add(diags, DC_YAML_LIMIT, path, 1, 1,
+			       "file is larger than %u MiB", max_size(flags) >> 20);
 		err = err < 0 ? err : -EINVAL;
 	} else if (err == -EINVAL) {
 		err = infile_refused(diags, path);
 	} else if (err < 0 && err != -ENOMEM) {
-		int e = diag_add(diags, DIAG_ERROR, path, 0, 0,
+		int e = diag_add(diags, DC_INPUT_UNREADABLE, path, 0, 0,
 				 "cannot read: %s", strerror(-err));
 
 		if (e < 0)
 			err = e;
 	} else if (err == 0) {
+		if (digest) {
+			sha256(buf, len, digest->sum);
+			digest->has = true;
+		}
 		err = ydoc_load_buffer_as(path, buf, len, flags, out, diags);
 	}
 	free(buf);

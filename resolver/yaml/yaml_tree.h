@@ -12,11 +12,16 @@
 #include <string.h>
 
 #include "diag.h"
+#include "sha256.h"
 
 #define YT_MAX_FILE_SIZE (1u << 20)   /* 1 MiB */
 #define YT_MAX_DEPTH 128
 #define YT_MAX_ALIASES 4096
 #define YT_MAX_NODES 200000           /* expanded: aliases count their subtree */
+/* YDOC_LARGE's bounds: a document a program writes (the --state file),
+ * not one a person does. */
+#define YT_MAX_LARGE_FILE_SIZE (64u << 20)   /* 64 MiB */
+#define YT_MAX_LARGE_NODES (64u * YT_MAX_NODES)
 
 enum ynode_kind { YN_SCALAR, YN_SEQ, YN_MAP };
 
@@ -72,6 +77,10 @@ struct ydoc {
 	 * only strings can take it over (ydoc_take_text) instead of copying
 	 * each one, and free the nodes. */
 	struct arena *text;
+	/* With YDOC_KEEP_SOURCE: the bytes the document was read from (in
+	 * the arena), for what the tree does not hold, such as comments. */
+	const char *source;
+	size_t source_len;
 };
 
 /* Loads the first document of path. On a YAML or limit error returns
@@ -90,9 +99,18 @@ enum {
 	 * strcmp()-based readers see only up to the first NUL. For the
 	 * experiment config, whose loader (PyYAML) accepts them. */
 	YDOC_NUL_OK = 1,
+	/* The larger bounds (YT_MAX_LARGE_*), for the --state file, which
+	 * holds whatever the run's nodes wrote. */
+	YDOC_LARGE = 2,
+	/* Keep the bytes read in ydoc.source. */
+	YDOC_KEEP_SOURCE = 4,
 };
 int ydoc_load_file_as(const char *path, unsigned flags, struct ydoc **out,
 		      struct diag_list *diags);
+/* The same, and the SHA-256 of the bytes read into *digest (set whenever
+ * the file was read, even when it does not parse). */
+int ydoc_load_file_digest(const char *path, unsigned flags, struct ydoc **out,
+			  struct file_digest *digest, struct diag_list *diags);
 int ydoc_load_buffer_as(const char *name, const char *buf, size_t len, unsigned flags,
 			struct ydoc **out, struct diag_list *diags);
 void ydoc_free(struct ydoc *doc);
@@ -100,8 +118,8 @@ void ydoc_free(struct ydoc *doc);
  * the tree stays valid after ydoc_free(). Nothing may be loaded into doc
  * afterwards. */
 struct arena *ydoc_take_text(struct ydoc *doc);
-/* The bytes of path, at most YT_MAX_FILE_SIZE + 1 of them (a FIFO or a
- * growing file stays bounded): -EFBIG for a larger regular file, another
+/* The bytes of path, at most YT_MAX_FILE_SIZE of them (a growing file
+ * stays bounded), NUL-terminated: -EFBIG for a larger file, another
  * negative errno when it cannot be read. *buf is caller-owned (free()). */
 int yfile_read(const char *path, char **buf, size_t *len);
 

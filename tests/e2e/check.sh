@@ -5,19 +5,6 @@ set -eu
 
 CFG="$ENVFS_FIXTURES/config"
 
-# check_to NAME ARGS...: runs check, stdout and stderr together in $TMP/NAME.
-check_to() {
-	_n=$1
-	shift
-	run "$TMP/$_n" "$TMP/$_n.err" clean "$ENVFS_BIN" check "$@"
-	cat "$TMP/$_n.err" >>"$TMP/$_n"
-	assert_no_crash "check $_n" "$TMP/$_n"
-}
-
-expect_rc() {
-	[ "$rc" -eq "$1" ] || { cat "$TMP/$2" >&2; fail "$2: check must exit $1, got $rc"; }
-}
-
 # The summary line's counts match the diagnostics printed above it.
 expect_counts_match() {
 	_s=$(grep -E '^[0-9]+ error\(s\), [0-9]+ warning\(s\), [0-9]+ info$' "$TMP/$1") ||
@@ -122,13 +109,16 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert isinstance(d, list) and d, d
 for o in d:
-    assert sorted(o) == ["column", "directory", "file", "line", "message", "severity"], o
+    assert sorted(o) == ["code", "column", "directory", "file", "line", "message",
+                         "severity", "silenced"], o
+    assert o["silenced"] is False, o
 owns = [o for o in d if "XLA_FLAGS is set in the config" in o["message"]]
 assert sorted(o["directory"] for o in owns) == ["maxtext/gfx942", "maxtext/gfx950"], owns
 assert all(o["severity"] == "warning" and o["file"] == sys.argv[2] and o["line"] == 2
-           and o["column"] == 14 for o in owns), owns
+           and o["column"] == 14 and o["code"] == "PE116" for o in owns), owns
 flt = [o for o in d if "unquoted 0.96 is a float" in o["message"]]
 assert len(flt) == 1 and flt[0]["directory"] is None and flt[0]["line"] == 3, flt
+assert flt[0]["code"] == "PE104", flt
 PY
 run "$TMP/j.json" "$TMP/j.err" clean "$ENVFS_BIN" check --format=json
 expect_rc 0 j.err
@@ -153,5 +143,47 @@ for q in -q --quiet; do
 	expect_rc 2 q.err
 	[ ! -s "$TMP/q.out" ] && [ ! -s "$TMP/q.err" ] || fail "check $q printed something on errors"
 done
+
+# --- codes and silencing: --ignore, a config line's comment, explain ---
+# A MaxText config: an XLA_ name in the backends that run no XLA would
+# warn too (PE603).
+printf 'env:\n  XLA_PYTHON_CLIENT_MEM_FRACTION: 0.96\n  MY_FLAG: on\nmodules:\n  pre_trainer:\n    framework: maxtext\n' >"$TMP/s.yaml"
+check_to codes --config "$TMP/s.yaml"
+expect_rc 1 codes
+grep -qE 's\.yaml:2:[0-9]+: warning: .*unquoted 0\.96 .* \[PE104\]$' "$TMP/codes" ||
+	fail "check's text does not end a diagnostic with its code: $(cat "$TMP/codes")"
+for ign in "--ignore PE104" "--ignore=pe104" "--ignore PE002,PE104" "--ignore PE002 --ignore PE104"; do
+	check_to ign --config "$TMP/s.yaml" $ign
+	expect_rc 0 ign
+	grep -q 'warning: ' "$TMP/ign" && fail "check $ign printed a silenced warning: $(cat "$TMP/ign")"
+	grep -qx '0 error(s), 0 warning(s), 0 info, 2 silenced' "$TMP/ign" ||
+		fail "check $ign: the summary does not count the silenced: $(cat "$TMP/ign")"
+done
+run "$TMP/ign.json" "$TMP/ign.err" clean "$ENVFS_BIN" check --config "$TMP/s.yaml" --ignore PE104 --format json
+expect_rc 0 ign.err
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d) == 2 and all(o["silenced"] and o["code"] == "PE104" for o in d), d' \
+	"$TMP/ign.json" || fail "check --format json does not mark silenced diagnostics: $(cat "$TMP/ign.json")"
+for bad in PE999 PE10 XLA_FLAGS "PE104,"; do
+	run "$TMP/bad.out" "$TMP/bad.err" clean "$ENVFS_BIN" check --config "$TMP/s.yaml" --ignore "$bad"
+	[ "$rc" -eq 64 ] && grep -qF -- "--ignore $bad" "$TMP/bad.err" && grep -q "not a diagnostic code" "$TMP/bad.err" ||
+		fail "check --ignore $bad: want exit 64 naming it, got $rc: $(cat "$TMP/bad.err")"
+done
+# A trailing comment silences the codes it names on its own line only.
+printf 'env:\n  XLA_PYTHON_CLIENT_MEM_FRACTION: 0.96  # primus-envfs: ignore=PE104\n  MY_FLAG: on # primus-envfs: ignore=PE107, PE104\n  OTHER: 010\nmodules:\n  pre_trainer:\n    framework: maxtext\n' >"$TMP/c.yaml"
+check_to cmt --config "$TMP/c.yaml"
+expect_rc 1 cmt
+[ "$(grep -c 'warning: ' "$TMP/cmt")" -eq 1 ] && grep -qE 'c\.yaml:4:[0-9]+: warning: OTHER: .*\[PE104\]$' "$TMP/cmt" ||
+	fail "a comment did not silence its own line only: $(cat "$TMP/cmt")"
+printf 'env:\n  A: 0.96  # primus-envfs: ignore=PE104\n' >"$TMP/c1.yaml"
+check_to cmt1 --config "$TMP/c1.yaml"
+expect_rc 0 cmt1
+run "$TMP/x.out" "$TMP/x.err" clean "$ENVFS_BIN" resolve --config "$TMP/c1.yaml" -b megatron -a gfx942 --format explain
+grep -qE '^  .*c1\.yaml:2:[0-9]+: warning: A: unquoted 0\.96 .*\[PE104, silenced\]$' "$TMP/x.out" ||
+	fail "explain does not list the silenced diagnostic as silenced: $(grep -A5 '^diagnostics' "$TMP/x.out")"
+printf 'env:\n  A: 0.96  # primus-envfs: ignore=PE104,PE9\n' >"$TMP/c2.yaml"
+check_to cmt2 --config "$TMP/c2.yaml"
+expect_rc 1 cmt2
+grep -qE 'c2\.yaml:2:[0-9]+: warning: .*PE9.* is not a diagnostic code.*\[PE118\]$' "$TMP/cmt2" ||
+	fail "a bad code in a comment is not reported: $(cat "$TMP/cmt2")"
 
 echo "ok: check"

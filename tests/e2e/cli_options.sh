@@ -110,13 +110,19 @@ usage "unknown backend 'nope'; backends: maxdiffusion maxtext megatron torch_fl 
 usage "backend 'maxtext' has no arch 'gfx1'; arches: gfx942 gfx950" resolve -b maxtext -a gfx1
 usage "backend 'maxtext' has no arch 'gfx1'; arches: gfx942 gfx950" check -b maxtext -a gfx1
 usage "no backend has the arch 'gfx1'" check -a gfx1
-usage "unknown format 'yaml'; formats: env_file environ sh json compose explain digest" \
+usage "unknown format 'yaml'; formats: env_file environ sh json explain digest compose record" \
 	resolve -b maxtext -a gfx950 --format yaml
 usage "unknown format 'xml'; formats: text json" check --format xml
 usage "unknown format 'xml'; formats: text json" list --format=xml
 usage "--env 1BAD" resolve -b maxtext -a gfx950 --env 1BAD=x
 if [ "${ENVFS_HAS_MOUNT:-1}" = 1 ]; then
 	usage "unrecognized option '--nope'" --nope /mnt
+	# the mount's getopt refusals, each whole, with the value never shown
+	usage "primus-envfs: option '--config' needs an argument (see primus-envfs --help)" \
+		/mnt --config
+	usage "primus-envfs: option '--debug' takes no argument (see primus-envfs --help)" \
+		--debug=secret-looking /mnt
+	usage "primus-envfs: unrecognized option '-Z' (see primus-envfs --help)" -Z /mnt
 	usage "missing MOUNTPOINT" --config "$ENVFS_FIXTURES/mount/exp.yaml"
 	usage "unexpected argument 'c'" a b c
 fi
@@ -138,7 +144,16 @@ grep -q 'deprecated.*--extra-arch gfx1200' "$TMP/old.err" || fail "old --arch sp
 [ "$(wc -l <"$TMP/old.err")" -eq 1 ] || fail "old --arch spelling: want one note line: $(cat "$TMP/old.err")"
 # an extra arch is not a selection: without -a it is still required
 usage "-b BACKEND and -a ARCH are required" resolve -b maxtext --extra-arch gfx1200
-usage "--extra-arch host" resolve -b maxtext -a gfx950 --extra-arch host
+usage "--extra-arch \"host\": not an arch directory name: is the name of the host symlink" resolve -b maxtext -a gfx950 --extra-arch host
+# an AMD target ID is an arch; what a shell or a terminal reads is not one
+clean "$ENVFS_BIN" resolve --extra-arch 'gfx90a:xnack+' -b maxtext -a 'gfx90a:xnack+' \
+	--format environ >/dev/null || fail "--extra-arch gfx90a:xnack+ is refused"
+usage "--extra-arch \"\$(touch\${IFS}pwn)\": not an arch directory name: does not start with" \
+	resolve -b maxtext -a gfx950 --extra-arch '$(touch${IFS}pwn)'
+usage "--extra-arch \"a b\": not an arch directory name: holds a control byte, a blank" \
+	resolve -b maxtext -a gfx950 --extra-arch 'a b'
+usage "--extra-arch \"gfx\\x1b[2J\": not an arch directory name" \
+	resolve -b maxtext -a gfx950 --extra-arch "$(printf 'gfx\033[2J')"
 
 # --- list ---
 run "$TMP/list" "$TMP/list.err" clean "$ENVFS_BIN" list --host-root "$HOST/cpuonly"
@@ -166,7 +181,22 @@ assert b["maxtext"]["arches"] == ["gfx942", "gfx950"], b["maxtext"]
 assert b["maxtext"]["host"] == "gfx942", b["maxtext"]
 assert b["torch_fl"]["host"] is None and "nvidia" in b["torch_fl"]["host_reason"].lower(), b["torch_fl"]
 assert b["torch_fl"]["arches"][0] == "cuda"
+# What each backend's specs model: Primus at a commit (the runner's, for a
+# backend with no models: of its own), torch_fl at a version and commit.
+primus = {"source": "AMD-AGI/Primus", "version": "v26.5.1-60-gfd1eeabb",
+          "commit": "fd1eeabbad15135e3702094087e96142b4b4eacb"}
+for n in ["maxdiffusion", "maxtext", "megatron", "torchtitan"]:
+    assert b[n]["models"] == primus, b[n]
+assert b["torch_fl"]["models"] == {"source": "flagos-ai/Torch-FL", "version": "v0.1.0-101-g1adbc97",
+                                   "commit": "1adbc97478fb3f40dffdbd19232346727a6c0953"}, b["torch_fl"]
 EOF
+# explain's first line says it too.
+clean "$ENVFS_BIN" resolve -b megatron -a gfx942 --format explain | head -1 >"$TMP/x1"
+[ "$(cat "$TMP/x1")" = "# primus-envfs megatron/gfx942 explain (specs model AMD-AGI/Primus v26.5.1-60-gfd1eeabb, commit fd1eeabbad15135e3702094087e96142b4b4eacb)" ] ||
+	fail "explain's first line does not name what the specs model: $(cat "$TMP/x1")"
+clean "$ENVFS_BIN" resolve -b torch_fl -a dcu --format explain | head -1 >"$TMP/x1"
+[ "$(cat "$TMP/x1")" = "# primus-envfs torch_fl/dcu explain (specs model flagos-ai/Torch-FL v0.1.0-101-g1adbc97, commit 1adbc97478fb3f40dffdbd19232346727a6c0953)" ] ||
+	fail "torch_fl explain's first line: $(cat "$TMP/x1")"
 run "$TMP/list.json" "$TMP/list.err" clean "$ENVFS_BIN" list --format=json --host-root "$HOST/nvidia"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); b={x["name"]:x for x in d["backends"]}; assert b["torch_fl"]["host"]=="cuda" and b["maxtext"]["host"] is None, d' \
 	"$TMP/list.json" || fail "list --format json on an NVIDIA node"

@@ -47,6 +47,38 @@ rm "$TMP/specs/torch_fl.yaml"
 bash_complete "torchtitan" primus-envfs resolve --specs "$TMP/specs" -b to
 bash_complete "torch_fl torchtitan" primus-envfs resolve -b to
 
+# Nothing `list` prints is ever run or expanded. A hostile spec is refused
+# at load (list prints nothing for it); a `list` that prints such names
+# anyway (an older or another build: the stub below) gives completions
+# that are only the names an arch or backend can have, and runs nothing.
+mkdir "$TMP/evil" "$TMP/work"
+cp -R "$ENVFS_SPECS" "$TMP/hostile-specs"
+cp "$ENVFS_SOURCE_ROOT/tests/hostile/spec/arch_cmd_subst.yaml" \
+	"$ENVFS_SOURCE_ROOT/tests/hostile/spec/backend_cmd_subst.yaml" "$TMP/hostile-specs/"
+cat >"$TMP/evil/primus-envfs" <<'EOF'
+#!/bin/sh
+cat <<'LIST'
+maxtext gfx942 $(touch${IFS}pwn1) `touch${IFS}pwn2` gfx9*0 host=gfx942
+tt$(touch${IFS}pwn3) gfx942
+$(touch${IFS}pwn4) gfx942
+LIST
+EOF
+chmod +x "$TMP/evil/primus-envfs"
+(
+	cd "$TMP/work"
+	bash_complete "" primus-envfs resolve --specs "$TMP/hostile-specs" -b tt
+	bash_complete "" primus-envfs resolve --specs "$TMP/hostile-specs" -b hostile -a ""
+	ln -sf "$TMP/evil/primus-envfs" "$TMP/bin/primus-envfs"
+	bash_complete "maxtext" primus-envfs resolve -b ""
+	bash_complete "gfx942 host" primus-envfs resolve -b maxtext -a ""
+	bash_complete "gfx942" primus-envfs resolve -a gfx
+	touch gfx950
+	bash_complete "gfx942 host" primus-envfs resolve -b maxtext -a ""
+	rm gfx950
+	ln -sf "$ENVFS_BIN" "$TMP/bin/primus-envfs"
+)
+[ -z "$(ls "$TMP/work")" ] || fail "bash completion ran code from list's output: $(ls "$TMP/work")"
+
 # zsh, through the line editor: TAB, then a widget that writes $BUFFER.
 if ! command -v zsh >/dev/null 2>&1; then
 	echo "zsh not installed: the zsh completion was not tried (bash passed)" >&2
@@ -105,4 +137,19 @@ primus-envfs verify
 primus-envfs verify --nodes=
 EOF
 diff -u "$TMP/zsh.want" "$TMP/zsh.out" >&2 || fail "zsh completions differ"
+# The stub's hostile names, through zsh: only the names a backend or an
+# arch can have are offered (so each line has one completion), and
+# nothing runs.
+: >"$TMP/zsh.evil.out"
+ln -sf "$TMP/evil/primus-envfs" "$TMP/bin/primus-envfs"
+(cd "$TMP/work" && ZSH_DIR="$ZSH_DIR" PATH="$TMP/bin:$PATH" timeout 60 zsh -f "$TMP/drive.zsh" \
+	"$TMP/zsh.evil.out" 'primus-envfs resolve -b ' 'primus-envfs resolve -b maxtext -a gfx' \
+	>/dev/null 2>&1) || true
+ln -sf "$ENVFS_BIN" "$TMP/bin/primus-envfs"
+cat >"$TMP/zsh.evil.want" <<EOF
+primus-envfs resolve -b maxtext 
+primus-envfs resolve -b maxtext -a gfx942 
+EOF
+diff -u "$TMP/zsh.evil.want" "$TMP/zsh.evil.out" >&2 || fail "zsh completions of hostile names differ"
+[ -z "$(ls "$TMP/work")" ] || fail "zsh completion ran code from list's output: $(ls "$TMP/work")"
 echo "ok: completion"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# primus-envfs exec (SPEC 8): the command runs with exactly the resolved
-# environment, byte for byte the environ view, with nothing of the caller's
-# environment leaking in; its exit status is passed through; a missing
-# command gives 127 and one error line.
+# primus-envfs exec: without --inherit it takes its own environment as the
+# image layer, as env(1) and envconsul do (PATH and HOME stay), so it runs
+# what resolve --inherit-env prints; with --clean (or --inherit FILE) the
+# command gets exactly the resolved environment, byte for byte the environ
+# view, with nothing else of the caller's leaking in; its exit status is
+# passed through; a missing command gives 127 and one error line.
 set -eu
 
 : "${ENVFS_BIN:?}" "${ENVFS_SPECS:?}" "${ENVFS_FIXTURES:?}"
@@ -32,35 +34,68 @@ env_bin=$(command -v env) || fail "no env(1)"
 	fail "resolve --format environ failed"
 [ -s "$tmp/environ" ] || fail "the environ view of maxtext/gfx950 is empty"
 
-# 1. env -0 prints exactly the environ view (both sorted by name; env -0
-#    prints environ in the order execve received it).
-"$ENVFS_BIN" exec -b maxtext -a gfx950 -- env -0 >"$tmp/exec.out" 2>"$tmp/exec.err" ||
-	fail "exec -- env -0 exited $?: $(cat "$tmp/exec.err")"
+# 0. Without --inherit the caller's own environment is the image: PATH,
+#    HOME and the canary arrive, and the bytes are what resolve prints with
+#    --inherit-env (the same on purpose).
+"$ENVFS_BIN" exec -b maxtext -a gfx950 -- env -0 >"$tmp/own.out" 2>"$tmp/own.err" ||
+	fail "exec -- env -0 exited $?: $(cat "$tmp/own.err")"
+for v in "PATH=$PATH" "HOME=$HOME" ENVFS_EXEC_CANARY=leaked; do
+	tr '\0' '\n' <"$tmp/own.out" | grep >/dev/null -xF -- "$v" ||
+		fail "exec without --inherit lost the caller's $v"
+done
+tr '\0' '\n' <"$tmp/own.out" | grep >/dev/null -x 'NCCL_DEBUG=INFO' ||
+	fail "exec without --inherit: the resolved NCCL_DEBUG is not the host's"
+"$ENVFS_BIN" resolve -b maxtext -a gfx950 --inherit-env --format environ >"$tmp/inh.environ" ||
+	fail "resolve --inherit-env failed"
+cmp -s "$tmp/inh.environ" "$tmp/own.out" ||
+	fail "exec without --inherit differs from resolve --inherit-env --format environ"
+# The image layer: a variable only the caller has says so.
+"$ENVFS_BIN" resolve -b maxtext -a gfx950 --inherit-env --format explain >"$tmp/inh.explain" ||
+	fail "resolve --inherit-env --format explain failed"
+grep -A3 '^ENVFS_EXEC_CANARY' "$tmp/inh.explain" | grep >/dev/null 'image' ||
+	fail "--inherit-env: the caller's variable is not in layer image: $(grep -A3 '^ENVFS_EXEC_CANARY' "$tmp/inh.explain")"
+# --inherit-env is an input of every command (check and list too).
+"$ENVFS_BIN" check -b maxtext -a gfx950 --inherit-env -q >/dev/null 2>&1 || [ $? -le 2 ] ||
+	fail "check --inherit-env refused"
+"$ENVFS_BIN" list --inherit-env >/dev/null || fail "list --inherit-env refused"
+
+# 1. --clean: env -0 prints exactly the environ view (both sorted by
+#    name; env -0 prints environ in the order execve received it).
+"$ENVFS_BIN" exec --clean -b maxtext -a gfx950 -- env -0 >"$tmp/exec.out" 2>"$tmp/exec.err" ||
+	fail "exec --clean -- env -0 exited $?: $(cat "$tmp/exec.err")"
 if ! cmp -s "$tmp/environ" "$tmp/exec.out"; then
 	diff <(tr '\0' '\n' <"$tmp/environ") <(tr '\0' '\n' <"$tmp/exec.out") >&2 || true
 	fail "exec -- env -0 differs from resolve --format environ"
 fi
 [ ! -s "$tmp/exec.err" ] || fail "exec printed on stderr: $(cat "$tmp/exec.err")"
 
-# 2. Nothing of the caller leaks in.
-for v in ENVFS_EXEC_CANARY CANARY_TE canary-home; do
-	if tr '\0' '\n' <"$tmp/exec.out" | grep -q -- "$v"; then
-		fail "the caller's environment leaked into exec: $v"
+# 2. With --clean nothing of the caller leaks in: no PATH, no HOME.
+for v in ENVFS_EXEC_CANARY CANARY_TE canary-home '^PATH=' '^HOME='; do
+	if tr '\0' '\n' <"$tmp/exec.out" | grep >/dev/null -- "$v"; then
+		fail "the caller's environment leaked into exec --clean: $v"
 	fi
 done
+# An --inherit file is the image instead of the caller's environment.
+printf 'FROM_IMAGE=1\n' >"$tmp/image.env"
+"$ENVFS_BIN" exec --inherit "$tmp/image.env" -b maxtext -a gfx950 -- env -0 >"$tmp/img.out" ||
+	fail "exec --inherit FILE failed"
+tr '\0' '\n' <"$tmp/img.out" | grep >/dev/null -x FROM_IMAGE=1 || fail "exec --inherit FILE lost the file's value"
+if tr '\0' '\n' <"$tmp/img.out" | grep >/dev/null -e ENVFS_EXEC_CANARY -e '^HOME='; then
+	fail "exec --inherit FILE took the caller's environment too"
+fi
 
-tr '\0' '\n' <"$tmp/exec.out" | grep -qx 'NCCL_DEBUG=INFO' ||
+tr '\0' '\n' <"$tmp/exec.out" | grep >/dev/null -x 'NCCL_DEBUG=INFO' ||
 	fail "the host's non-empty NCCL_DEBUG was not forwarded (prefix passthrough)"
-tr '\0' '\n' <"$tmp/exec.out" | grep -qx 'MASTER_ADDR=10.9.8.7' ||
+tr '\0' '\n' <"$tmp/exec.out" | grep >/dev/null -x 'MASTER_ADDR=10.9.8.7' ||
 	fail "the passthrough variable MASTER_ADDR did not reach the command"
 
 # Same by absolute path, and with inputs: --env reaches the command exactly.
-"$ENVFS_BIN" exec -b maxtext -a gfx950 --env 'EXEC_ODD= a=b $x "q" '"'s'"' ' -- \
+"$ENVFS_BIN" exec --clean -b maxtext -a gfx950 --env 'EXEC_ODD= a=b $x "q" '"'s'"' ' -- \
 	"$env_bin" -0 >"$tmp/exec2.out" || fail "exec with --env failed"
 "$ENVFS_BIN" resolve -b maxtext -a gfx950 --env 'EXEC_ODD= a=b $x "q" '"'s'"' ' \
 	--format environ >"$tmp/environ2" || fail "resolve with --env failed"
-cmp -s "$tmp/environ2" "$tmp/exec2.out" || fail "exec --env ... -- $env_bin -0 differs from the environ view"
-tr '\0' '\n' <"$tmp/exec2.out" | grep -qxF 'EXEC_ODD= a=b $x "q" '"'s'"' ' ||
+cmp -s "$tmp/environ2" "$tmp/exec2.out" || fail "exec --clean --env ... -- $env_bin -0 differs from the environ view"
+tr '\0' '\n' <"$tmp/exec2.out" | grep >/dev/null -xF 'EXEC_ODD= a=b $x "q" '"'s'"' ' ||
 	fail "EXEC_ODD did not reach the command exactly"
 
 # Arguments reach the command untouched, including ones that look like options.

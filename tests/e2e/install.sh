@@ -63,6 +63,11 @@ for f in "$ENVFS_SPECS"/*.yaml; do
 	nspecs=$((nspecs + 1))
 done
 [ "$nspecs" -ge 2 ] || fail "only $nspecs spec files in $ENVFS_SPECS"
+# ... and every name list, which check reads from the installed specs.
+for f in "$ENVFS_SPECS"/names/*.txt; do
+	cmp -s "$f" "$specs/names/$(basename "$f")" ||
+		fail "names/$(basename "$f") not installed (or differs) in $specs"
+done
 
 # --version prints the project version from meson.
 version=$(meson introspect --projectinfo "$build" | python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')

@@ -62,3 +62,17 @@ expect_no_line_starting() {
 env_file_value() {
 	awk -v n="$2" 'index($0, n "=") == 1 { print substr($0, length(n) + 2); f = 1; exit } END { exit !f }' "$1"
 }
+
+# check_to NAME ARGS...: runs check, stdout and stderr together in $TMP/NAME.
+check_to() {
+	_n=$1
+	shift
+	run "$TMP/$_n" "$TMP/$_n.err" clean "$ENVFS_BIN" check "$@"
+	cat "$TMP/$_n.err" >>"$TMP/$_n"
+	assert_no_crash "check $_n" "$TMP/$_n"
+}
+
+# expect_rc RC NAME: the last run exited RC, else NAME's output is shown.
+expect_rc() {
+	[ "$rc" -eq "$1" ] || { cat "$TMP/$2" >&2; fail "$2: check must exit $1, got $rc"; }
+}

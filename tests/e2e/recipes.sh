@@ -42,7 +42,7 @@ expect_line "$TMP/append" "XLA_FLAGS=$MANAGED --xla_gpu_autotune_level=5" "appen
 	fail "append one flag: the appended flag must be the last token"
 expect_no_line_starting "$TMP/append" "XLA_FLAGS_APPEND=" "XLA_FLAGS_APPEND is consumed"
 resolve_to append.environ environ --config "$CFG/append_one_flag.yaml"
-tr '\0' '\n' <"$TMP/append.environ" | grep -q '^XLA_FLAGS_APPEND=' &&
+tr '\0' '\n' <"$TMP/append.environ" | grep >/dev/null '^XLA_FLAGS_APPEND=' &&
 	fail "XLA_FLAGS_APPEND is consumed: not in environ"
 resolve_to append.sh sh --config "$CFG/append_one_flag.yaml"
 grep -q 'XLA_FLAGS_APPEND' "$TMP/append.sh" && fail "XLA_FLAGS_APPEND is consumed: not in env.sh"
@@ -74,7 +74,7 @@ expect_line "$TMP/dump" "XLA_FLAGS=$MANAGED --xla_dump_to=output/xla_dump_hlo" "
 expect_line "$TMP/dump" "DUMP_HLO=1" "DUMP_HLO exported"
 expect_line "$TMP/dump" "DUMP_HLO_DIR=output/xla_dump_hlo" "DUMP_HLO_DIR exported"
 resolve_to dumpdir env_file --config "$E2E/dump_hlo_dir.yaml"
-env_file_value "$TMP/dumpdir" XLA_FLAGS | grep -qF -- "--xla_dump_to=/scratch/run 7/hlo" ||
+env_file_value "$TMP/dumpdir" XLA_FLAGS | grep >/dev/null -F -- "--xla_dump_to=/scratch/run 7/hlo" ||
 	fail "DUMP_HLO_DIR must be used in --xla_dump_to"
 resolve_to nodump env_file --env DUMP_HLO_DIR=/x
 effective "$TMP/nodump" --xla_dump_to >/dev/null && fail "no --xla_dump_to without DUMP_HLO=1"
@@ -92,7 +92,7 @@ grep -qF 'XLA_FLAGS comes from the config env: block; managed defaults skipped' 
 check_to owns.check --config "$CFG/owns_xla_flags.yaml"
 [ "$rc" -eq 1 ] || { cat "$TMP/owns.check" >&2; fail "owned XLA_FLAGS: check must warn (exit 1), got $rc"; }
 grep -E "owns_xla_flags\.yaml:6:[0-9]+: warning: .*XLA_FLAGS" "$TMP/owns.check" |
-	grep -qF -- '--xla_gpu_autotune_level=4' ||
+	grep >/dev/null -F -- '--xla_gpu_autotune_level=4' ||
 	{ cat "$TMP/owns.check" >&2; fail "owned XLA_FLAGS: warning at file:6:col naming the skipped --xla_gpu_autotune_level=4"; }
 # an image value does not sneak back in under an owning config
 resolve_to owns.img env_file --config "$CFG/owns_xla_flags.yaml" --inherit "$E2E/baked_image.env"
@@ -104,7 +104,7 @@ resolve_to nested env_file --config "$CFG/env_under_module.yaml"
 expect_line "$TMP/nested" "XLA_PYTHON_CLIENT_MEM_FRACTION=.97" "env: under a module is not applied"
 check_to nested.check --config "$CFG/env_under_module.yaml"
 [ "$rc" -eq 1 ] || { cat "$TMP/nested.check" >&2; fail "env: under a module: check must warn (exit 1), got $rc"; }
-grep -E "env_under_module\.yaml:10:[0-9]+: warning: " "$TMP/nested.check" | grep -q "pre_trainer" ||
+grep -E "env_under_module\.yaml:10:[0-9]+: warning: " "$TMP/nested.check" | grep >/dev/null "pre_trainer" ||
 	{ cat "$TMP/nested.check" >&2; fail "env: under a module: warning at file:10:col naming module pre_trainer"; }
 
 # --- unquoted 0.96: what Primus exports (str() of the float), with a warning ---
@@ -121,11 +121,11 @@ expect_line "$TMP/f0960" "GPU_MAX_HW_QUEUES=8" "unquoted 010 exported as 8"
 expect_line "$TMP/f0960" "NCCL_DEBUG_SUBSYS=True" "unquoted on exported as True"
 check_to f0960.check --config "$E2E/unquoted_0960.yaml"
 [ "$rc" -eq 1 ] || { cat "$TMP/f0960.check" >&2; fail "unquoted 0.960: check must warn (exit 1), got $rc"; }
-grep -E "unquoted_0960\.yaml:6:[0-9]+: warning: " "$TMP/f0960.check" | grep -q '0\.960.*"0\.96"' ||
+grep -E "unquoted_0960\.yaml:6:[0-9]+: warning: " "$TMP/f0960.check" | grep >/dev/null '0\.960.*"0\.96"' ||
 	{ cat "$TMP/f0960.check" >&2; fail "unquoted 0.960: warning must name 0.960 and the exported 0.96"; }
-grep -E "unquoted_0960\.yaml:7:[0-9]+: warning: " "$TMP/f0960.check" | grep -q '010.*"8"' ||
+grep -E "unquoted_0960\.yaml:7:[0-9]+: warning: " "$TMP/f0960.check" | grep >/dev/null '010.*"8"' ||
 	{ cat "$TMP/f0960.check" >&2; fail "unquoted 010: warning must name 010 and the exported 8"; }
-grep -E "unquoted_0960\.yaml:8:[0-9]+: warning: " "$TMP/f0960.check" | grep -q 'on.*"True"' ||
+grep -E "unquoted_0960\.yaml:8:[0-9]+: warning: " "$TMP/f0960.check" | grep >/dev/null 'on.*"True"' ||
 	{ cat "$TMP/f0960.check" >&2; fail "unquoted on: warning must name on and the exported True"; }
 
 # --- ${VAR:default} and ${VAR:-default} are left literal, with a warning ---
@@ -134,7 +134,7 @@ expect_line "$TMP/dflt" 'DUMP_HLO_DIR=${OUTPUT_DIR:output}/xla_dump_hlo' '${VAR:
 expect_line "$TMP/dflt" 'HF_HOME=${DATA_PATH:-/data}/huggingface' '${VAR:-default} left literal'
 check_to dflt.check --config "$CFG/default_syntax.yaml"
 [ "$rc" -eq 1 ] || { cat "$TMP/dflt.check" >&2; fail "default syntax: check must warn (exit 1), got $rc"; }
-grep -E "default_syntax\.yaml:6:[0-9]+: warning: " "$TMP/dflt.check" | grep -qF '${OUTPUT_DIR:output}' ||
+grep -E "default_syntax\.yaml:6:[0-9]+: warning: " "$TMP/dflt.check" | grep >/dev/null -F '${OUTPUT_DIR:output}' ||
 	{ cat "$TMP/dflt.check" >&2; fail 'default syntax: warning at file:6:col quoting ${OUTPUT_DIR:output}'; }
 grep -qE "default_syntax\.yaml:7:[0-9]+: warning: " "$TMP/dflt.check" ||
 	{ cat "$TMP/dflt.check" >&2; fail 'default syntax: warning at file:7:col for ${DATA_PATH:-/data}'; }

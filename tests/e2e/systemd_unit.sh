@@ -1,7 +1,8 @@
 # The systemd unit (system/primus-envfs.service.in), as this build
 # configures and `meson install` installs it: ExecStart runs the installed
-# binary (no -f: Type=forking, the command returns once the mount is ready,
-# so Before=docker.service holds), and systemd-analyze verify accepts it
+# binary in the foreground (-f, so its stderr is the journal) with
+# Type=notify (it says READY=1 once the mount serves, so
+# Before=docker.service holds), and systemd-analyze verify accepts it
 # without a word. Skipped (77) where systemd-analyze is missing.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -18,10 +19,10 @@ import json, os, sys
 o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
 print(os.path.join(o["prefix"], o["bindir"]))')
 
-grep -qx 'Type=forking' "$unit" || fail "the unit is not Type=forking"
+grep -qx 'Type=notify' "$unit" || fail "the unit is not Type=notify"
 grep -q '^Before=.*docker.service' "$unit" || fail "the unit is not Before=docker.service"
-grep -qx "ExecStart=$bindir/primus-envfs \$PRIMUS_ENVFS_ARGS -o allow_other /mnt/primus" "$unit" ||
-	fail "ExecStart does not run $bindir/primus-envfs without -f: $(grep ExecStart= "$unit")"
+grep -qx "ExecStart=$bindir/primus-envfs \$PRIMUS_ENVFS_ARGS -f -o allow_other /mnt/primus" "$unit" ||
+	fail "ExecStart does not run $bindir/primus-envfs in the foreground: $(grep ExecStart= "$unit")"
 ! grep -q '@[A-Z]*@' "$unit" || fail "unsubstituted @VAR@ in the unit"
 
 if ! command -v systemd-analyze >/dev/null 2>&1; then

@@ -99,7 +99,29 @@ check_rc 0 --env FLAGOS_OP_add__Tensor=cuda --env FLAGOS_LOG=dispatch,op_cache
 
 # GEMS_VENDOR outside the set torch_fl can route is an error.
 check_rc 2 -a cuda --env GEMS_VENDOR=amd
-has "$tmp/out" "error: GEMS_VENDOR=amd is not one of: nvidia metax hygon ascend mthreads enflame"
+has "$tmp/out" "error: GEMS_VENDOR=amd is not one of: nvidia metax hygon ascend mthreads enflame iluvatar kunlunxin du thead musa cambricon cuda"
+# Every vendor torch_fl's vendor table routes is valid, on every accelerator.
+for v in nvidia metax hygon ascend mthreads enflame iluvatar kunlunxin du thead musa cambricon cuda; do
+	check_rc 0 -a dcu --env GEMS_VENDOR=$v
+done
+"$bin" resolve --specs "$specs" -b torch_fl -a cuda --env GEMS_VENDOR=kunlunxin >"$tmp/kx" 2>"$tmp/kx.err" ||
+	fail "resolve with GEMS_VENDOR=kunlunxin exits non-zero: $(cat "$tmp/kx.err")"
+grep -qx 'GEMS_VENDOR=kunlunxin' "$tmp/kx" || fail "GEMS_VENDOR=kunlunxin not resolved: $(cat "$tmp/kx")"
+# A pin compares the relaxed reading (stripped, any case): " off " is OFF.
+check_rc 0 -a dcu --env "FLAGOS_BUILD_FLAGGEMS_CPP= off "
+check_rc 0 -a dcu --env FLAGOS_BUILD_FLAGGEMS_CPP=no
+check_rc 2 -a dcu --env "FLAGOS_BUILD_FLAGGEMS_CPP= on "
+# A condition on a switch reads it the relaxed way: tRuE disables the cache.
+for t in tRuE " 1 " YES On; do
+	"$bin" resolve --specs "$specs" -b torch_fl -a cuda --env "FLAGOS_TILEOPS_DISABLE_ALL_CACHE=$t" >"$tmp/tl" ||
+		fail "resolve FLAGOS_TILEOPS_DISABLE_ALL_CACHE=$t"
+	grep -qx 'TILELANG_DISABLE_CACHE=1' "$tmp/tl" || fail "FLAGOS_TILEOPS_DISABLE_ALL_CACHE='$t' does not export TILELANG_DISABLE_CACHE=1"
+done
+for f in 0 off " nO " 2; do
+	"$bin" resolve --specs "$specs" -b torch_fl -a cuda --env "FLAGOS_TILEOPS_DISABLE_ALL_CACHE=$f" >"$tmp/tl" 2>/dev/null ||
+		fail "resolve FLAGOS_TILEOPS_DISABLE_ALL_CACHE=$f"
+	! grep -q '^TILELANG_DISABLE_CACHE=' "$tmp/tl" || fail "FLAGOS_TILEOPS_DISABLE_ALL_CACHE='$f' exports TILELANG_DISABLE_CACHE"
+done
 
 # Pins: tsingmicro forces FLAGOS_BUILD_VENDOR ON; the same value elsewhere is fine.
 check_rc 2 -a tsingmicro --env FLAGOS_BUILD_VENDOR=OFF

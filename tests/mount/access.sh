@@ -150,7 +150,7 @@ for f in MOUNT_ACCESS_PLAIN HF_TOKEN; do
 		got=$(py_errno "os.setxattr('$dir/$f', '$a', b'v')")
 		[ "$got" != ok ] || fail "root set $a on $f"
 	done
-	! getfattr -d -m - --absolute-names "$dir/$f" 2>/dev/null | grep -qE '^(trusted|security)\.' ||
+	! getfattr -d -m - --absolute-names "$dir/$f" 2>/dev/null | grep >/dev/null -E '^(trusted|security)\.' ||
 		fail "$f shows a trusted or security attribute"
 done
 
@@ -159,7 +159,7 @@ done
 expect_errno ok "put('$dir/WANDB_API_KEY', '$S_OVR\\n')"
 [ "$(cat "$dir/WANDB_API_KEY")" = "$S_OVR" ] || fail "the override of WANDB_API_KEY"
 [ "$(mode_of "$state")" = 600 ] || fail "the state file holds a secret but is $(mode_of "$state")"
-getfattr --absolute-names --only-values -n user.primus.shadowed "$dir/HF_TOKEN" | grep -q redacted ||
+getfattr --absolute-names --only-values -n user.primus.shadowed "$dir/HF_TOKEN" | grep >/dev/null redacted ||
 	fail "HF_TOKEN's shadowed values are not redacted"
 scan_mount
 counts=$SCANNED

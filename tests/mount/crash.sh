@@ -138,9 +138,13 @@ SH
 	grep -q 'FAULT_V.*"after"' "$state" || fail "$what: the write after the fault is not saved"
 	note "$what: close() got EIO, the state file stayed byte-identical, the value rolled back"
 }
-# Each write saves once: fsync of the temporary file, rename, fsync of the
-# directory. The first three writes make calls 1-3 of rename, 1-6 of fsync.
-fault rename 4 "failing rename"
-fault fsync 7 "failing fsync of the temporary file"
-fault fsync 8 "failing fsync of the directory"
+# Each write saves the state file (fsync of the temporary file, rename,
+# fsync of the directory) on the request thread; the history beside it
+# is saved by a thread of its own once the mount runs, but the history of
+# the mount's start is saved before, on this thread (rename 1, fsync
+# 1-2). The first three writes make calls 2-4 of rename, 3-8 of fsync;
+# the fourth's are rename 5, fsync 9 and 10.
+fault rename 5 "failing rename"
+fault fsync 9 "failing fsync of the temporary file"
+fault fsync 10 "failing fsync of the directory"
 echo "crash: ok"

@@ -29,7 +29,7 @@ grep -q -- '--xla_gpu_autotune_level=5' "$dir/env_file" || fail "env_file after 
 [ "$(stat -c %s "$dir/XLA_FLAGS")" -eq "$(wc -c <"$dir/XLA_FLAGS")" ] || fail "XLA_FLAGS size is stale"
 [ "$(cat "$dir/XLA_GPU_AUTOTUNE_LEVEL")" = 5 ] || fail "the override itself"
 getfattr --absolute-names --only-values -n user.primus.effective "$dir/XLA_FLAGS" |
-	grep -qx -- '--xla_gpu_autotune_level=5' || fail "effective flags"
+	grep >/dev/null -x -- '--xla_gpu_autotune_level=5' || fail "effective flags"
 
 echo 4 >"$dir/GPUS_PER_NODE"
 [ "$(cat "$dir/HIP_VISIBLE_DEVICES")" = 0,1,2,3 ] || fail "HIP_VISIBLE_DEVICES: $(cat "$dir/HIP_VISIBLE_DEVICES")"

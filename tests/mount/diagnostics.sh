@@ -29,7 +29,8 @@ check_diags() {
 		fail "$1: the maxtext warning does not name its two directories: $(grep XLA_FLAGS "$d")"
 	[ "$(grep -c 'unquoted 0.96 is a float' "$d")" -eq 1 ] || fail "$1: the config's warning not once"
 	grep 'unquoted 0.96 is a float' "$d" >"$TMP/input.diag"
-	! grep -q '\]$' "$TMP/input.diag" || fail "$1: an input's warning has a directory label"
+	# Its line ends with its code: no directory label after it.
+	grep -qE ' \[PE104\]$' "$TMP/input.diag" || fail "$1: an input's warning has a directory label, or no code: $(cat "$TMP/input.diag")"
 	[ "$(grep -c "^$cfg:" "$d")" -eq "$(wc -l <"$d")" ] || fail "$1: a line is not FILE:LINE:COL first: $(cat "$d")"
 }
 check_diags "at mount"
@@ -44,4 +45,18 @@ mv "$cfg.new" "$cfg"
 wait_for_value "$MNT/env/maxtext/gfx950/ANOTHER" 1 5000 >/dev/null
 check_diags "after a reload"
 envfs_umount
+
+# -o ignore=CODE[:CODE] silences: diagnostics shows the line as silenced,
+# status names the codes, explain lists it as silenced too.
+envfs_mount --specs "$ENVFS_SPECS" --config "$cfg" -o ignore=PE104:PE405
+grep -qE 'unquoted 0\.96 is a float.* \[PE104, silenced\]$' "$MNT/diagnostics" ||
+	fail "ignore=: the silenced warning is not marked so: $(cat "$MNT/diagnostics")"
+grep -qE 'DUMP_HLO_DIR: .* \[PE115\] \[every directory\]$' "$MNT/diagnostics" ||
+	fail "ignore=: a warning of another code changed: $(grep DUMP_HLO_DIR "$MNT/diagnostics")"
+grep -qx 'ignore: PE104 PE405' "$MNT/status" || fail "status does not name the ignored codes: $(grep ^ignore "$MNT/status")"
+grep -qE '^  .*unquoted 0\.96 is a float.*\[PE104, silenced\]$' "$MNT/env/megatron/gfx942/explain" ||
+	fail "explain does not list the silenced warning"
+envfs_umount
+"$ENVFS_BIN" --specs "$ENVFS_SPECS" -o ignore=PE999 -f "$MNT" 2>"$TMP/bad.err" && fail "ignore=PE999 mounted"
+grep -q 'PE999.*not a diagnostic code' "$TMP/bad.err" || fail "ignore=PE999: $(cat "$TMP/bad.err")"
 echo "ok: diagnostics"

@@ -16,7 +16,7 @@ host_is() {
 	local b=$1 a=$2 link="$MNT/env/$1/host"
 	[ -L "$link" ] || fail "$b/host is not a symlink ($(stat -c %F "$link" 2>&1))"
 	[ "$(readlink "$link")" = "$a" ] || fail "$b/host -> $(readlink "$link"), want $a"
-	ls -l "$MNT/env/$b" | grep -q " host -> $a\$" || fail "ls -l $b: $(ls -l "$MNT/env/$b" | grep host)"
+	ls -l "$MNT/env/$b" | grep >/dev/null " host -> $a\$" || fail "ls -l $b: $(ls -l "$MNT/env/$b" | grep host)"
 	"$PYTHON" -c 'import os, stat, sys; d = sys.argv[1]
 e = [x for x in os.scandir(d) if x.name == "host"]
 assert len(e) == 1 and e[0].is_symlink(), e' "$MNT/env/$b" || fail "readdir of $b: host is not one symlink entry"
@@ -26,7 +26,7 @@ assert len(e) == 1 and e[0].is_symlink(), e' "$MNT/env/$b" || fail "readdir of $
 # no_host BACKEND: no host entry, and status says why.
 no_host() {
 	[ ! -e "$MNT/env/$1/host" ] && [ ! -L "$MNT/env/$1/host" ] || fail "$1/host exists"
-	! ls -a "$MNT/env/$1" | grep -qx host || fail "$1 lists host"
+	! ls -a "$MNT/env/$1" | grep >/dev/null -x host || fail "$1 lists host"
 	grep -qE "^host $1: none \\(.+\\)\$" "$MNT/status" || fail "status does not say why $1 has no host: $(grep "^host $1" "$MNT/status")"
 }
 

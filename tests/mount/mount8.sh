@@ -98,6 +98,16 @@ grep -q '/nonexistent/exp.yaml' "$TMP/bad.err" || fail "mount with a missing con
 
 # 4. no helper: Debian's mount.fuse3 runs the command named by the type
 umount "$sbin_real"
+# A helper installed on this machine itself (the README's first command
+# runs meson install) is hidden here: an overlay whose upper layer deletes
+# it, in this test's own mount namespace only.
+if [ -e "$sbin_real/mount.fuse.primus-envfs" ] || [ -L "$sbin_real/mount.fuse.primus-envfs" ]; then
+	mkdir -p "$TMP/sbin-up" "$TMP/sbin-work"
+	mount -t overlay overlay \
+		-o "lowerdir=$sbin_real,upperdir=$TMP/sbin-up,workdir=$TMP/sbin-work" "$sbin_real" ||
+		fail "could not hide the installed helper with an overlay"
+	rm -f "$sbin_real/mount.fuse.primus-envfs"
+fi
 [ ! -e /sbin/mount.fuse.primus-envfs ] || fail "the helper is still there"
 if [ -x /sbin/mount.fuse3 ] || [ -x /sbin/mount.fuse ]; then
 	mount8 -t "fuse.$bindir/primus-envfs" none "$MNT" -o "config=$cfg"

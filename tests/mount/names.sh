@@ -44,9 +44,9 @@ PY
 	[ "$(cat "$dir/GOOD")" = 1 ] || fail "GOOD"
 	[ ! -e "$dir/a" ] || fail "a exists"
 	grep -q '^GOOD=1$' "$dir/env_file" || fail "env_file is not the view: $(head -3 "$dir/env_file")"
-	tr '\0' '\n' <"$dir/environ" | grep -qx 'a/b=slash' || fail "a/b is not in environ"
-	tr '\0' '\n' <"$dir/environ" | grep -qx '\.\.=dotdot' || fail ".. is not in environ"
-	tr '\0' '\n' <"$dir/environ" | grep -qx "$long=long" || fail "the long name is not in environ"
+	tr '\0' '\n' <"$dir/environ" | grep >/dev/null -x 'a/b=slash' || fail "a/b is not in environ"
+	tr '\0' '\n' <"$dir/environ" | grep >/dev/null -x '\.\.=dotdot' || fail ".. is not in environ"
+	tr '\0' '\n' <"$dir/environ" | grep >/dev/null -x "$long=long" || fail "the long name is not in environ"
 }
 check_tree
 got=$(py_errno "os.stat('$dir/$long')")
@@ -58,13 +58,13 @@ expect_errno ENOENT "os.stat('$dir/a/b')"
 write_cfg ""
 wait_for_value "$dir/GOOD" 1 1000 >/dev/null
 start=$(now_ms)
-until ! tr '\0' '\n' <"$dir/environ" | grep -q 'a/b='; do
+until ! tr '\0' '\n' <"$dir/environ" | grep >/dev/null 'a/b='; do
 	[ $(($(now_ms) - start)) -le 1000 ] || fail "the reload without the bad keys is not served"
 done
 ls "$dir" >/dev/null || fail "ls after the bad names went"
 write_cfg "$bad_keys"
 start=$(now_ms)
-until tr '\0' '\n' <"$dir/environ" | grep -q 'a/b='; do
+until tr '\0' '\n' <"$dir/environ" | grep >/dev/null 'a/b='; do
 	[ $(($(now_ms) - start)) -le 1000 ] || fail "the reload with the bad keys is not served"
 done
 check_tree
@@ -73,4 +73,30 @@ envfs_umount
 # -o ro takes another path through the listing (no opendir).
 envfs_mount --specs "$ENVFS_SPECS" --config "$cfg" -o ro
 check_tree
+envfs_umount
+
+# Writes take exactly the names every other node takes (names.h): an AMD
+# target ID is an arch directory that holds overrides; a variable the
+# config names outside [A-Za-z_][A-Za-z0-9_]* is shown but cannot be
+# changed through the mount (EINVAL, before anything is committed), so
+# no write is acknowledged that --sync could not share.
+printf 'env:\n  GOOD: "1"\n  MY-VAR: "dash"\n' >"$cfg"
+state="$TMP/names.state"
+envfs_mount --specs "$ENVFS_SPECS" --config "$cfg" --extra-arch 'gfx90a:xnack+' --state "$state"
+tid="$MNT/env/maxtext/gfx90a:xnack+"
+expect_errno ok "put('$tid/NEW_ONE', 'v\n')"
+[ "$(cat "$tid/NEW_ONE")" = v ] || fail "the override in gfx90a:xnack+ is not served"
+grep -q 'gfx90a:xnack+' "$state" || fail "the override in gfx90a:xnack+ is not in the state file"
+[ "$(cat "$dir/MY-VAR")" = dash ] || fail "MY-VAR is not shown"
+before=$(cat "$state")
+expect_errno EINVAL "put('$dir/MY-VAR', 'x\n')"
+expect_errno EINVAL "put('$dir/MY-VAR', 'x\n', 'a')"
+expect_errno EINVAL "os.truncate('$dir/MY-VAR', 0)"
+expect_errno EINVAL "os.unlink('$dir/MY-VAR')"
+expect_errno EINVAL "os.rename('$dir/MY-VAR', '$dir/MY_VAR')"
+expect_errno EINVAL "os.chmod('$dir/MY-VAR', 0o600)"
+expect_errno EINVAL "os.rename('$dir/GOOD', '$dir/BAD-NAME')"
+[ "$(cat "$dir/MY-VAR")" = dash ] || fail "MY-VAR changed: $(cat "$dir/MY-VAR")"
+[ "$(cat "$dir/GOOD")" = 1 ] || fail "GOOD changed"
+[ "$(cat "$state")" = "$before" ] || fail "a refused write reached the state file"
 envfs_umount

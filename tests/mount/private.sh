@@ -32,7 +32,7 @@ secret_file() {
 	[ "$(mode_of "$dir/$n")" = 600 ] || fail "$n: mode $(mode_of "$dir/$n")"
 	[ "$(cat "$dir/$n")" = "$v" ] || fail "$n: value"
 	! grep -qF "$v" "$dir/explain" || fail "$n: its value is in explain"
-	! getfattr -d -m - --absolute-names "$dir/$n" 2>/dev/null | grep -qF "$v" ||
+	! getfattr -d -m - --absolute-names "$dir/$n" 2>/dev/null | grep >/dev/null -F "$v" ||
 		fail "$n: its value is in an xattr"
 	for f in env_file environ env.sh env.json; do
 		[ "$(mode_of "$dir/$f")" = 600 ] || fail "$n: $f is $(mode_of "$dir/$f")"
@@ -87,7 +87,7 @@ sed -i 's/^1$/0/' "$dir/NVTE_FUSED_ATTN" 2>"$TMP/sed.err" || fail "sed -i: $(cat
 [ ! -s "$TMP/sed.err" ] || fail "sed -i complained: $(cat "$TMP/sed.err")"
 [ "$(mode_of "$dir/NVTE_FUSED_ATTN")" = 644 ] || fail "sed -i made a plain variable private"
 [ "$(cat "$dir/NVTE_FUSED_ATTN")" = 0 ] || fail "sed -i result"
-! ls "$dir" | grep -q '^sed' || fail "sed's temporary is left"
+! ls "$dir" | grep >/dev/null '^sed' || fail "sed's temporary is left"
 
 # ---- chmod ----
 expect_errno ok "os.chmod('$dir/PRIV_NEW', 0o644)"

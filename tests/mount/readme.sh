@@ -35,7 +35,8 @@ mount_step=$(printf '%s\n' "$quick" | sed -n 's/^.* && meson install -C build &&
 
 state="$TMP/primus-envfs.state"
 subst() {
-	sed -e "s|/mnt/primus|$MNT|g" -e "s|/var/lib/primus-envfs.state|$state|g"
+	sed -e "s|/mnt/primus|$MNT|g" -e "s|/var/lib/primus-envfs.state|$state|g" \
+		-e "s|/tmp/good-run.json|$TMP/good-run.json|g"
 }
 
 cd "$ENVFS_SOURCE_ROOT"

@@ -1,13 +1,15 @@
 #!/bin/bash
-# Reload (SPEC 6.4): a config change is visible within 100 ms even for a
-# value the kernel already cached, whether the file is rewritten in place
+# Reload: a config change becomes visible (the 100 ms target is measured
+# by tests/bench) even for a value the kernel already cached, whether the file is rewritten in place
 # or replaced by rename; a broken config keeps the last good resolution
 # with the reason in status and diagnostics, and the next good edit
 # recovers; an open file keeps the bytes it opened. With -o noinval the
 # cached value stays stale, which proves the invalidation does the work.
 . "$(dirname "$0")/lib.sh"
 
-BUDGET_MS=${ENVFS_RELOAD_BUDGET_MS:-$(scaled_ms 100)}
+# Each reload is waited for as an event; the bound is only a hang guard.
+# How fast a reload lands is the benchmark's figure (tests/bench, scenario 6).
+BUDGET_MS=${ENVFS_RELOAD_BUDGET_MS:-$(scaled_ms 10000)}
 cfg="$TMP/exp.yaml"
 # write_cfg GID [EXTRA_YAML_LINE]: rewrites the config in place.
 write_cfg() {
@@ -76,7 +78,7 @@ note "rename-replace visible after $ms ms"
 write_cfg 7 'MOUNT_TEST_NEW: "hello"'
 ms=$(wait_for_value "$dir/MOUNT_TEST_NEW" hello "$BUDGET_MS")
 note "added name visible after $ms ms"
-ls "$dir" | grep -qx MOUNT_TEST_NEW || fail "MOUNT_TEST_NEW not listed"
+ls "$dir" | grep >/dev/null -x MOUNT_TEST_NEW || fail "MOUNT_TEST_NEW not listed"
 # ... and one that disappears.
 write_cfg 7
 start=$(now_ms)
@@ -94,6 +96,12 @@ done
 grep -q "^last_error: $cfg:[0-9]*:[0-9]*: error" "$MNT/status" ||
 	fail "last_error does not name the config's line: $(grep last_error "$MNT/status")"
 grep -q "^$cfg:[0-9]*:[0-9]*: error" "$MNT/diagnostics" || fail "diagnostics: $(cat "$MNT/diagnostics")"
+# In the foreground the daemon says it on stderr, once, in one line.
+want="primus-envfs: the inputs did not load: $(sed -n 's/^last_error: //p' "$MNT/status"); still serving generation $g2"
+until grep -qxF -- "$want" "$DAEMON_ERR"; do
+	[ $(($(now_ms) - start)) -le "$BUDGET_MS" ] || fail "stderr lacks '$want': $(cat "$DAEMON_ERR")"
+	sleep 0.02
+done
 [ "$(cat "$f")" = 7 ] || fail "broken config changed the value to $(cat "$f")"
 [ "$(gen)" = "$g2" ] || fail "generation changed on a failed load"
 sleep 0.05
@@ -117,7 +125,7 @@ g1=$(gen)
 write_cfg 6
 start=$(now_ms)
 until [ "$(gen)" -gt "$g1" ]; do
-	[ $(($(now_ms) - start)) -le 1000 ] || fail "noinval: no reload seen in status"
+	[ $(($(now_ms) - start)) -le "$BUDGET_MS" ] || fail "noinval: no reload seen in status"
 done
 sleep 0.2
 [ "$(cat "$f")" = 5 ] || fail "noinval: expected the stale cached 5, read $(cat "$f")"

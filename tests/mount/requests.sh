@@ -62,7 +62,7 @@ d=$(delta "$before" "$after")
 
 snapshot; before=$SNAP
 grep -qx NCCL_IB_GID_INDEX=5 "$dir/env_file" || fail "ro: env_file lacks the value"
-ls "$dir" | grep -qx NCCL_IB_GID_INDEX || fail "ro: ls lacks the variable"
+ls "$dir" | grep >/dev/null -x NCCL_IB_GID_INDEX || fail "ro: ls lacks the variable"
 stat "$f" >/dev/null
 snapshot; after=$SNAP
 d=$(delta "$before" "$after")

@@ -72,7 +72,7 @@ envfs_umount
 refused "a second daemon beside a daemonized one" "$state" "in use by another primus-envfs \\(pid [0-9]+\\)"
 holder=$(sed -n 's/.*(pid \([0-9]*\)).*/\1/p' "$TMP/refused.err")
 [ -n "$holder" ] && kill -0 "$holder" 2>/dev/null || fail "pid $holder is not running"
-tr '\0' ' ' <"/proc/$holder/cmdline" | grep -q -- "$MNT2" || fail "pid $holder is not the daemon of $MNT2"
+tr '\0' ' ' <"/proc/$holder/cmdline" | grep >/dev/null -- "$MNT2" || fail "pid $holder is not the daemon of $MNT2"
 fusermount3 -u "$MNT2"
 for _ in $(seq 1 100); do kill -0 "$holder" 2>/dev/null || break; sleep 0.02; done
 

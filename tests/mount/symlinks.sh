@@ -1,14 +1,16 @@
 #!/bin/bash
-# Symlinked inputs are watched through their whole chain (issue 14.9): a
+# Symlinked inputs are watched through their whole chain: a
 # config or --inherit path that is a symlink (or lies under one) is
 # reloaded when its target is edited in place or replaced by rename, when
 # the link is pointed elsewhere, and when a Kubernetes ConfigMap volume
-# swaps its `..data` link atomically, each within SPEC 6.4's 100 ms; the
-# chain is resolved again after every change. A link left dangling is an
+# swaps its `..data` link atomically; the chain is resolved again after
+# every change. A link left dangling is an
 # error in status, and fixing it recovers.
 . "$(dirname "$0")/lib.sh"
 
-BUDGET_MS=${ENVFS_RELOAD_BUDGET_MS:-$(scaled_ms 100)}
+# Each reload is waited for as an event; the bound is only a hang guard.
+# How fast a reload lands is the benchmark's figure (tests/bench, scenario 6).
+BUDGET_MS=${ENVFS_RELOAD_BUDGET_MS:-$(scaled_ms 10000)}
 dir="$MNT/env/maxtext/gfx950"
 f="$dir/NCCL_IB_GID_INDEX"
 
@@ -62,10 +64,15 @@ mv -T "$TMP/links/exp.yaml.new" "$TMP/links/exp.yaml"
 ms=$(wait_for_value "$f" 30 "$BUDGET_MS"); note "link retargeted: $ms ms"
 printf 'env:\n  NCCL_IB_GID_INDEX: "31"\n' >"$TMP/other/exp.yaml"
 ms=$(wait_for_value "$f" 31 "$BUDGET_MS"); note "new target edited: $ms ms"
-# ... and the old target no longer matters.
+# ... and the old target no longer matters: after it is edited, one edit
+# of the new target (by rename: one reload) must be the only change seen.
+g=$(sed -n 's/^generation: //p' "$MNT/status")
 printf 'env:\n  NCCL_IB_GID_INDEX: "4"\n' >"$TMP/real/exp.yaml"
-sleep 0.1
-[ "$(cat "$f")" = 31 ] || fail "an edit of the old target was loaded"
+printf 'env:\n  NCCL_IB_GID_INDEX: "33"\n' >"$TMP/other/exp.yaml.new"
+mv "$TMP/other/exp.yaml.new" "$TMP/other/exp.yaml"
+ms=$(wait_for_value "$f" 33 "$BUDGET_MS"); note "new target replaced: $ms ms"
+[ "$(sed -n 's/^generation: //p' "$MNT/status")" = $((g + 1)) ] ||
+	fail "an edit of the old target was loaded (generation $g -> $(sed -n 's/^generation: //p' "$MNT/status"))"
 no_error "after the link edits"
 
 # ConfigMap swaps of the --inherit file, three times: the chain is
@@ -80,10 +87,10 @@ done
 rm "$TMP/other/exp.yaml"
 start=$(now_ms)
 until grep -q "^last_error: .*exp.yaml" "$MNT/status"; do
-	[ $(($(now_ms) - start)) -le 1000 ] || fail "a dangling config link is no error: $(grep last_error "$MNT/status")"
+	[ $(($(now_ms) - start)) -le "$BUDGET_MS" ] || fail "a dangling config link is no error: $(grep last_error "$MNT/status")"
 	sleep 0.01
 done
-[ "$(cat "$f")" = 31 ] || fail "the last good value is not served"
+[ "$(cat "$f")" = 33 ] || fail "the last good value is not served"
 printf 'env:\n  NCCL_IB_GID_INDEX: "32"\n' >"$TMP/other/exp.yaml"
 ms=$(wait_for_value "$f" 32 "$BUDGET_MS"); note "dangling link fixed: $ms ms"
 no_error "after the fix"
@@ -97,4 +104,22 @@ for v in fifth sixth; do
 	ms=$(wait_for_value "$dir/MOUNT_CM" "$v" "$BUDGET_MS"); note "config ..data swap to $v: $ms ms"
 	no_error "after the config ..data swap"
 done
+envfs_umount
+
+# ---- an edit right after the link is retargeted ----
+# The new target's directory is watched only once the reload that
+# followed the link is done; an edit made as soon as the mount shows the
+# new target (before that) must still be seen. Each round points the link
+# at a directory never watched before and edits its file at once.
+envfs_mount --specs "$ENVFS_SPECS" --config "$TMP/links/exp.yaml"
+for i in $(seq 1 40); do
+	mkdir "$TMP/round$i"
+	printf 'env:\n  NCCL_IB_GID_INDEX: "%d"\n' $((1000 + 2 * i)) >"$TMP/round$i/exp.yaml"
+	ln -s "../round$i/exp.yaml" "$TMP/links/exp.yaml.new"
+	mv -T "$TMP/links/exp.yaml.new" "$TMP/links/exp.yaml"
+	wait_for_value "$f" $((1000 + 2 * i)) "$BUDGET_MS" >/dev/null
+	printf 'env:\n  NCCL_IB_GID_INDEX: "%d"\n' $((1001 + 2 * i)) >"$TMP/round$i/exp.yaml"
+	wait_for_value "$f" $((1001 + 2 * i)) "$BUDGET_MS" >/dev/null
+done
+note "40 edits right after a retarget seen"
 envfs_umount

@@ -124,3 +124,49 @@ envfs_umount
 envfs_mount --specs "$ENVFS_SPECS" --config "$cfg"
 run || fail "writable: a torn or missing read"
 envfs_umount
+
+# In-place writers that follow one another, each holding the config open
+# (emptied by O_TRUNC) for 300 ms before it writes: the file is held open
+# for longer than the reload's patience with one writer (1 s), but by
+# writers that come and go, so every load waits for the writer it found;
+# none publishes the emptied file (TORN_STAY would vanish).
+slow_writers() {
+	"$PYTHON" - "$cfg" "$MNT/env/maxtext/gfx950/TORN_STAY" <<'PY'
+import errno, os, sys, threading, time
+cfg, p = sys.argv[1], sys.argv[2]
+done = threading.Event()
+bad, reads = [], [0]
+
+def reader():
+    while not done.is_set() and len(bad) < 5:
+        try:
+            with open(p, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            bad.append("TORN_STAY: open: %s" % errno.errorcode[e.errno])
+            continue
+        reads[0] += 1
+        # What the earlier runs left (0-6), or a slow writer's (0-11).
+        if data.strip() not in [str(i).encode() for i in range(12)]:
+            bad.append("TORN_STAY: read %r" % data)
+        time.sleep(0.005)
+
+t = threading.Thread(target=reader)
+t.start()
+for i in range(12):
+    with open(cfg, "w") as f:
+        f.flush()
+        time.sleep(0.3)
+        f.write('env:\n  TORN_V: "slow%d"\n  TORN_STAY: "%d"\n' % (i, i))
+done.set()
+t.join()
+print("# 12 slow in-place writers, %d reads" % reads[0], file=sys.stderr)
+if bad:
+    print("\n".join(bad[:5]), file=sys.stderr)
+    sys.exit(1)
+PY
+}
+envfs_mount --specs "$ENVFS_SPECS" --config "$cfg"
+slow_writers || fail "slow in-place writers: the emptied config was published"
+wait_for_value "$MNT/env/maxtext/gfx950/TORN_V" slow11 2000 >/dev/null
+envfs_umount

@@ -6,7 +6,7 @@
 IN=(--specs "$ENVFS_SPECS")
 envfs_mount "${IN[@]}"
 
-[ "$(ls "$MNT" | tr '\n' ' ')" = "diagnostics env status " ] ||
+[ "$(ls "$MNT" | tr '\n' ' ')" = "diagnostics env history status " ] ||
 	fail "root lists: $(ls "$MNT" | tr '\n' ' ')"
 [ "$(ls "$MNT/env" | tr '\n' ' ')" = "maxdiffusion maxtext megatron torch_fl torchtitan " ] ||
 	fail "env/ lists: $(ls "$MNT/env" | tr '\n' ' ')"
@@ -14,7 +14,7 @@ expected_dirs=$(shipped_dirs | sort)
 actual_dirs=$(cd "$MNT/env" && ls -d */* | sort)
 [ "$expected_dirs" = "$actual_dirs" ] || fail "directories: $actual_dirs"
 
-views="compose.env digest env.json env.sh env_file environ explain"
+views="compose.env digest env.json env.sh env_file environ explain record"
 uid=$(id -u)
 gid=$(id -g)
 nfiles=0
@@ -73,7 +73,8 @@ i2=$(stat -c %i "$MNT/env/maxtext/gfx942/NNODES")
 envfs_umount
 
 # Secrets: the variable file and every view carrying its value are 0600;
-# explain (redacted) and digest (a hash) stay 0444.
+# explain (redacted), digest (a hash over no secret's value) and record
+# (which holds none) stay 0444.
 printf 'HF_TOKEN=xyz-secret\n' >"$TMP/secret.env"
 envfs_mount "${IN[@]}" --env-file "$TMP/secret.env"
 dir="$MNT/env/maxtext/gfx950"
@@ -83,10 +84,11 @@ dir="$MNT/env/maxtext/gfx950"
 for v in env_file environ env.sh env.json compose.env; do
 	[ "$(mode_of "$dir/$v")" = 600 ] || fail "$v with a secret: mode $(mode_of "$dir/$v")"
 done
-for v in explain digest; do
+for v in explain digest record; do
 	[ "$(mode_of "$dir/$v")" = 444 ] || fail "$v with a secret: mode $(mode_of "$dir/$v")"
 done
 ! grep -q xyz-secret "$dir/explain" || fail "explain shows the secret"
+! grep -q xyz-secret "$dir/record" || fail "record holds the secret"
 envfs_umount
 
 # --extra-arch adds a directory beside the declared ones.

@@ -16,7 +16,7 @@ fi
 # valgrind cannot replace malloc in a static executable, where it would
 # report no leak whatever leaked.
 REAL_BIN=${ENVFS_BIN:?ENVFS_BIN is not set (tests/meson.build)}
-readelf -l "$REAL_BIN" | grep -q "program interpreter" ||
+readelf -l "$REAL_BIN" | grep >/dev/null "program interpreter" ||
 	fail "$REAL_BIN is statically linked: valgrind cannot check its heap"
 LOG="$TMP/valgrind.log"
 cat >"$TMP/vg-envfs" <<SH
@@ -52,7 +52,7 @@ ls -la "$D" >/dev/null
 # Handles the kernel never releases: the daemon stops reading requests at
 # SIGTERM, so a directory, a view and a write open with pending bytes
 # that a process still holds get no RELEASE. Their memory must be freed
-# all the same (fs/ops/handles.c), or valgrind counts it definitely lost.
+# all the same (fs/daemon/handles.c), or valgrind counts it definitely lost.
 "$PYTHON" - "$D" "$TMP/held" <<'PY' &
 import os, sys, time
 d, flag = sys.argv[1], sys.argv[2]

@@ -11,7 +11,7 @@ IN=(--specs "$ENVFS_SPECS" --config "$FIX/exp.yaml" --inherit "$FIX/image.env"
 envfs_mount "${IN[@]}"
 
 declare -A file_of=([env_file]=env_file [environ]=environ [sh]=env.sh [json]=env.json
-	[explain]=explain [digest]=digest)
+	[explain]=explain [digest]=digest [record]=record)
 n=0
 for d in $(shipped_dirs); do
 	b=${d%/*} a=${d#*/}

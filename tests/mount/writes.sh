@@ -27,7 +27,7 @@ grep -qx NCCL_IB_GID_INDEX=7 "$dir/env_file" || fail "env_file not refreshed"
 [ "$(gen)" -gt "$g" ] || fail "generation did not grow"
 [ "$(layer NCCL_IB_GID_INDEX)" = override ] || fail "layer: $(layer NCCL_IB_GID_INDEX)"
 getfattr --absolute-names --only-values -n user.primus.shadowed "$dir/NCCL_IB_GID_INDEX" |
-	grep -qx 'config=5' || fail "shadowed lacks config=5"
+	grep >/dev/null -x 'config=5' || fail "shadowed lacks config=5"
 grep -q 'override' "$dir/explain" || fail "explain does not mark the override"
 grep -qx 'overrides: 1' "$MNT/status" || fail "status overrides: $(grep overrides "$MNT/status")"
 # The digest in status is the new one.
@@ -92,9 +92,9 @@ rm "$dir/NCCL_IB_GID_INDEX"
 
 # ---- rm of a plain variable unsets it everywhere ----
 d0=$(cat "$dir/digest")
-ls "$dir" | grep -qx NCCL_CROSS_NIC || fail "NCCL_CROSS_NIC not listed before"
+ls "$dir" | grep >/dev/null -x NCCL_CROSS_NIC || fail "NCCL_CROSS_NIC not listed before"
 rm "$dir/NCCL_CROSS_NIC"
-! ls "$dir" | grep -qx NCCL_CROSS_NIC || fail "unset variable still listed"
+! ls "$dir" | grep >/dev/null -x NCCL_CROSS_NIC || fail "unset variable still listed"
 ! [ -e "$dir/NCCL_CROSS_NIC" ] || fail "unset variable still exists"
 for v in env_file environ env.sh env.json; do
 	! grep -qa NCCL_CROSS_NIC "$dir/$v" || fail "unset variable still in $v"
@@ -106,7 +106,7 @@ grep -qx "digest maxtext/gfx950 ${sum%% *}" "$MNT/status" || fail "status digest
 expect_errno ENOENT "os.unlink('$dir/NCCL_CROSS_NIC')"
 # Writing it again brings it back.
 echo 0 >"$dir/NCCL_CROSS_NIC"
-ls "$dir" | grep -qx NCCL_CROSS_NIC || fail "rewritten variable not listed"
+ls "$dir" | grep >/dev/null -x NCCL_CROSS_NIC || fail "rewritten variable not listed"
 grep -qx NCCL_CROSS_NIC=0 "$dir/env_file" || fail "rewritten variable not in env_file"
 [ "$(cat "$dir/digest")" = "$d0" ] || fail "digest did not come back"
 
@@ -115,7 +115,7 @@ grep -qx NCCL_CROSS_NIC=0 "$dir/env_file" || fail "rewritten variable not in env
 sed -i 's/^1$/0/' "$dir/NVTE_FUSED_ATTN" 2>"$TMP/sed.err" || fail "sed -i: $(cat "$TMP/sed.err")"
 [ ! -s "$TMP/sed.err" ] || fail "sed -i complained: $(cat "$TMP/sed.err")"
 [ "$(cat "$dir/NVTE_FUSED_ATTN")" = 0 ] || fail "sed -i result: $(cat "$dir/NVTE_FUSED_ATTN")"
-! ls "$dir" | grep -q '^sed' || fail "sed's temporary file is left: $(ls "$dir" | grep '^sed')"
+! ls "$dir" | grep >/dev/null '^sed' || fail "sed's temporary file is left: $(ls "$dir" | grep '^sed')"
 grep -qx NVTE_FUSED_ATTN=0 "$dir/env_file" || fail "env_file after sed -i"
 mv "$dir/MOUNT_TEST_NEW" "$dir/MOUNT_TEST_MOVED"
 ! [ -e "$dir/MOUNT_TEST_NEW" ] || fail "mv source still exists"

@@ -28,7 +28,7 @@ absent() {
 	local v=$1 a
 	shift
 	for a in "$@"; do
-		xa "$v" "$a" | grep -q 'No such attribute' || fail "$v user.primus.$a: '$(xa "$v" "$a")', want ENODATA"
+		xa "$v" "$a" | grep >/dev/null 'No such attribute' || fail "$v user.primus.$a: '$(xa "$v" "$a")', want ENODATA"
 	done
 }
 
@@ -47,7 +47,7 @@ source_line() {
 	src=$(xa "$v" source)
 	[[ "$src" =~ ^"$prefix":([0-9]+)$ ]] || fail "$v user.primus.source is '$src', want $prefix:LINE"
 	n=${BASH_REMATCH[1]}
-	sed -n "${n}p" "$file" | grep -q "$v" || fail "$v: line $n of $file does not name it: $(sed -n "${n}p" "$file")"
+	sed -n "${n}p" "$file" | grep >/dev/null "$v" || fail "$v: line $n of $file does not name it: $(sed -n "${n}p" "$file")"
 }
 
 # backend: a maxtext default nothing else sets.
@@ -110,9 +110,9 @@ source_line MOUNT_TEST_CONFIG "$FIX/exp.yaml" "$FIX/exp.yaml"
 # A flag list: effective flags one per line, last value winning; the
 # consumed append variable is not exported.
 eff=$(xa XLA_FLAGS effective)
-echo "$eff" | grep -qx -- '--xla_gpu_autotune_level=2' || fail "XLA_FLAGS effective: $eff"
-! echo "$eff" | grep -qx -- '--xla_gpu_autotune_level=4' || fail "XLA_FLAGS effective keeps the loser: $eff"
-echo "$eff" | grep -qx -- '--xla_gpu_memory_limit_slop_factor=95' || fail "XLA_FLAGS effective: $eff"
+echo "$eff" | grep >/dev/null -x -- '--xla_gpu_autotune_level=2' || fail "XLA_FLAGS effective: $eff"
+! echo "$eff" | grep >/dev/null -x -- '--xla_gpu_autotune_level=4' || fail "XLA_FLAGS effective keeps the loser: $eff"
+echo "$eff" | grep >/dev/null -x -- '--xla_gpu_memory_limit_slop_factor=95' || fail "XLA_FLAGS effective: $eff"
 expect XLA_FLAGS layer backend
 expect XLA_FLAGS exported 1
 [ -n "$(xa XLA_FLAGS note)" ] || fail "XLA_FLAGS has no note"
@@ -123,7 +123,7 @@ absent XLA_FLAGS_APPEND effective
 # Only variable files carry attributes.
 for f in env_file explain digest; do
 	[ -z "$(getfattr --absolute-names -m - "$dir/$f")" ] || fail "$f lists attributes"
-	xa "$f" layer | grep -q 'No such attribute' || fail "$f has user.primus.layer"
+	xa "$f" layer | grep >/dev/null 'No such attribute' || fail "$f has user.primus.layer"
 done
 # An unknown attribute name is ENODATA, as the kernel client sees it.
 python3 - "$dir/MOUNT_TEST_IMAGE" <<'PY' || fail "xattr size rules"
@@ -140,7 +140,7 @@ PY
 # Read-only: set and remove are refused.
 for op in "-n user.primus.layer -v config" "-n user.other -v 1" "-x user.primus.layer"; do
 	out=$(setfattr $op "$dir/MASTER_PORT" 2>&1) && fail "setfattr $op succeeded"
-	echo "$out" | grep -qE 'Operation not permitted|Operation not supported' || fail "setfattr $op: $out"
+	echo "$out" | grep >/dev/null -E 'Operation not permitted|Operation not supported' || fail "setfattr $op: $out"
 done
 expect MASTER_PORT layer runner
 envfs_umount

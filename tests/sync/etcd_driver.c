@@ -287,6 +287,7 @@ struct bench_watch {
 static int bench_on_events(void *arg, int64_t rev, const struct etcd_event *ev, size_t n)
 {
 	struct bench_watch *b = arg;
+	int done;
 
 	if (n == 0) {
 		pthread_mutex_lock(&b->mu);
@@ -295,7 +296,11 @@ static int bench_on_events(void *arg, int64_t rev, const struct etcd_event *ev, 
 		pthread_mutex_unlock(&b->mu);
 		return 0;
 	}
-	return on_events(&b->w, rev, ev, n);
+	/* Under the lock: the putting thread reads b->w.left meanwhile. */
+	pthread_mutex_lock(&b->mu);
+	done = on_events(&b->w, rev, ev, n);
+	pthread_mutex_unlock(&b->mu);
+	return done;
 }
 
 static void *bench_thread(void *p)
@@ -361,8 +366,15 @@ static int cmd_bench(char **a, int n)
 		put_us[i] = now_us() - t0;
 	}
 	/* The last events: give them 5 s, then stop the watcher. */
-	for (int t = 0; t < 500 && b.w.left > 0; t++)
+	for (int t = 0; t < 500; t++) {
+		pthread_mutex_lock(&b.mu);
+		long left = b.w.left;
+
+		pthread_mutex_unlock(&b.mu);
+		if (left <= 0)
+			break;
 		usleep(10000);
+	}
 	etcd_interrupt(b.c);
 	pthread_join(th, NULL);
 	long nv = 0;

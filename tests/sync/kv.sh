@@ -22,7 +22,7 @@ drv put "/t/k é x" "v1" >/dev/null
 [ "$(drv get "/t/k é x")" = v1 ] || fail "UTF-8 key"
 : >"$TMP/empty"
 drv put-file /t/empty "$TMP/empty" >/dev/null
-drv meta /t/empty | grep -q ' len 0 ' || fail "empty value: $(drv meta /t/empty)"
+drv meta /t/empty | grep >/dev/null ' len 0 ' || fail "empty value: $(drv meta /t/empty)"
 [ "$(drv get /t/empty | wc -c)" = 0 ] || fail "empty value read back non-empty"
 # 1 MiB of random bytes.
 head -c 1048576 /dev/urandom >"$TMP/big"
@@ -47,19 +47,19 @@ for k in /p/a /p/b /p/c/d /p0 /pa /o; do drv put "$k" "x$k" >/dev/null; done
 out=$(drv range /p/)
 keys=$(sed 1d <<<"$out" | cut -d' ' -f1 | tr '\n' ' ')
 [ "$keys" = "/p/a /p/b /p/c/d " ] || fail "range /p/: '$keys'"
-head -1 <<<"$out" | grep -q ' n 3 more 0$' || fail "range header: $(head -1 <<<"$out")"
+head -1 <<<"$out" | grep >/dev/null ' n 3 more 0$' || fail "range header: $(head -1 <<<"$out")"
 # The value column is hex: x/p/a.
 grep -q "^/p/a [0-9]* $(printf 'x/p/a' | od -An -tx1 | tr -d ' \n')$" <<<"$out" ||
 	fail "range values: $out"
 out=$(drv range /p/ 2)
-head -1 <<<"$out" | grep -q ' n 2 more 1$' || fail "range limit 2: $(head -1 <<<"$out")"
+head -1 <<<"$out" | grep >/dev/null ' n 2 more 1$' || fail "range limit 2: $(head -1 <<<"$out")"
 
 # ---- delete ------------------------------------------------------------------
 out=$(drv del /p/a)
 [ "$out" = "deleted 1 rev $(etcd_revision)" ] || fail "delete /p/a: '$out'"
-drv del /p/a | grep -q '^deleted 0 ' || fail "delete of a missing key"
-drv delp /p/ | grep -q '^deleted 2 ' || fail "delete --prefix /p/"
-drv range /p | sed 1d | cut -d' ' -f1 | tr '\n' ' ' | grep -qx '/p0 /pa ' ||
+drv del /p/a | grep >/dev/null '^deleted 0 ' || fail "delete of a missing key"
+drv delp /p/ | grep >/dev/null '^deleted 2 ' || fail "delete --prefix /p/"
+drv range /p | sed 1d | cut -d' ' -f1 | tr '\n' ' ' | grep >/dev/null -x '/p0 /pa ' ||
 	fail "delete --prefix /p/ went past its prefix"
 
 # ---- compare-and-swap ----------------------------------------------------------

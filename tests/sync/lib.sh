@@ -98,13 +98,24 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# The ports free_port picks from: below the kernel's ephemeral range, so
+# that no outgoing connection of another process (a test next to this one
+# talks to its etcd, a curl) holds one when etcd binds it, nor when a
+# member restarts on its ports.
+ETCD_PORT_LO=10000
+ETCD_PORT_HI=32767
+if read -r _eph_lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null &&
+	[ "${_eph_lo:-0}" -gt $((ETCD_PORT_LO + 2000)) ]; then
+	ETCD_PORT_HI=$((_eph_lo - 1))
+fi
+
 # free_port: sets PORT to a TCP port nobody listens on, not yet handed out
 # by this test (not in a $(...) subshell: RANDOM and the list live here).
 ETCD_USED_PORTS=" "
 free_port() {
 	local p
 	while :; do
-		p=$((20000 + RANDOM % 40000))
+		p=$((ETCD_PORT_LO + (RANDOM * 32768 + RANDOM) % (ETCD_PORT_HI - ETCD_PORT_LO + 1)))
 		case $ETCD_USED_PORTS in *" $p "*) continue ;; esac
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			ETCD_USED_PORTS+="$p "
@@ -210,6 +221,13 @@ etcd_member_healthy() {
 # etcd_wait_healthy [I...]: waits (up to 20 s) until the members (default:
 # all that run) are healthy.
 etcd_wait_healthy() {
+	etcd_wait_up "$@" || fail "etcd member $ETCD_DOWN exited (see its log)"
+}
+
+# etcd_wait_up [I...]: like etcd_wait_healthy, but returns 1 when a member
+# exited (its index in ETCD_DOWN) instead of failing.
+ETCD_DOWN=""
+etcd_wait_up() {
 	local i t
 	if [ $# -eq 0 ]; then
 		set -- $(seq 0 $((ETCD_N - 1)))
@@ -218,12 +236,19 @@ etcd_wait_healthy() {
 		for t in $(seq 1 200); do
 			etcd_member_healthy "$i" && continue 2
 			if ! kill -0 "${ETCD_PID[$i]}" 2>/dev/null; then
-				fail "etcd member $i exited (see its log)"
+				ETCD_DOWN=$i
+				return 1
 			fi
 			sleep 0.1
 		done
 		fail "etcd member $i not healthy after 20 s"
 	done
+}
+
+# etcd_port_taken: a member exited because one of its ports was taken
+# (between free_port and its bind, by another test's process).
+etcd_port_taken() {
+	grep -qs 'address already in use' "$TMP"/etcd.*.log
 }
 
 etcd_tls_files() {
@@ -286,7 +311,9 @@ etcd_cluster_start() {
 	ETCD_EXTRA=("$@")
 	ETCD_N=$n
 	ETCD_TOKEN="envfs-$$-$RANDOM"
-	for try in 1 2 3; do
+	# A port taken between free_port and etcd's bind (other tests pick
+	# ports at the same time): new ports, a fresh cluster, again.
+	for try in 1 2 3 4 5 6; do
 		for ((i = 0; i < n; i++)); do
 			free_port
 			ETCD_CPORT[$i]=$PORT
@@ -298,21 +325,22 @@ etcd_cluster_start() {
 		for ((i = 0; i < n; i++)); do
 			etcd_spawn "$i"
 		done
-		sleep 0.2
-		# A port taken between free_port and etcd's bind: start again.
-		if grep -qs 'address already in use' "$TMP"/etcd.*.log; then
-			for ((i = 0; i < n; i++)); do
-				kill -KILL "${ETCD_PID[$i]}" 2>/dev/null || true
-				wait "${ETCD_PID[$i]}" 2>/dev/null || true
-			done
-			continue
+		if etcd_wait_up; then
+			if [ "$ETCD_TLS" = 1 ]; then
+				etcd_rbac
+			fi
+			note "etcd cluster of $n up: $(etcd_endpoints)"
+			return 0
 		fi
-		etcd_wait_healthy
-		if [ "$ETCD_TLS" = 1 ]; then
-			etcd_rbac
-		fi
-		note "etcd cluster of $n up: $(etcd_endpoints)"
-		return 0
+		etcd_port_taken || fail "etcd member $ETCD_DOWN exited (see its log)"
+		note "etcd: a port was taken before a member bound it (try $try): new ports"
+		for ((i = 0; i < n; i++)); do
+			kill -KILL "${ETCD_PID[$i]}" 2>/dev/null || true
+			wait "${ETCD_PID[$i]}" 2>/dev/null || true
+			ETCD_PID[$i]=""
+		done
+		# The new token: a member of the old cluster never joins the new.
+		ETCD_TOKEN="envfs-$$-$RANDOM"
 	done
 	fail "could not start etcd on free ports"
 }

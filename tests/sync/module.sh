@@ -3,7 +3,9 @@
 # primus-envfs-sync.so and, through it, libcurl; everything else runs
 # without either (the executable does not link them: docs/PERFORMANCE.md).
 # Bad sync options are one line and exit 64; a module that cannot be
-# loaded, or a cluster that cannot be reached, one line and exit 2.
+# loaded, or a cluster that cannot be reached, one line and exit 2 (at
+# once where nothing listens; a cluster that accepts and does not answer
+# is tried again within the start-up budget).
 . "$(dirname "$0")/mountlib.sh"
 
 BIN=$ENVFS_BIN
@@ -113,6 +115,30 @@ t0=$(now_ms)
 expect_refused 2 "^primus-envfs: --sync 127.0.0.1:$PORT: etcd connect: .*refused" \
 	--sync "127.0.0.1:$PORT" --run 1 --sync-timeout 500
 [ $(($(now_ms) - t0)) -lt 5000 ] || fail "a refused connect took $(($(now_ms) - t0)) ms"
+
+# A cluster that accepts and does not answer for longer than one call's
+# bound (its member SIGSTOPped: a busy one looks the same) is tried again
+# within 15 times --sync-timeout: the mount comes up once it answers ...
+etcd_stop 0
+m="$TMP/busy"
+mkdir -p "$m"
+"$BIN" --sync "etcd://$EP" --run busy --sync-node b1 --sync-timeout 500 -f "$m" \
+	2>"$TMP/busy.err" &
+bpid=$!
+# Longer than the start's spread (1 s) and one call (500 ms) together.
+sleep 2
+kill -0 "$bpid" 2>/dev/null || fail "the mount gave up on a stopped member: $(cat "$TMP/busy.err")"
+etcd_cont 0
+for _ in $(seq 1 300); do mountpoint -q "$m" && break; sleep 0.05; done
+mountpoint -q "$m" || fail "the mount did not come up after etcd answered: $(cat "$TMP/busy.err")"
+[ ! -s "$TMP/busy.err" ] || fail "the busy start's stderr: $(cat "$TMP/busy.err")"
+fusermount3 -u "$m"
+wait "$bpid" || fail "the mount after a busy start exited $?"
+# ... and fails with one line once the budget is spent (200 ms: 3 s).
+etcd_stop 0
+expect_refused 2 "^primus-envfs: --sync .*stayed busy for the whole start-up budget" \
+	--sync "etcd://$EP" --run busy --sync-node b2 --sync-timeout 200
+etcd_cont 0
 
 # The -o forms: sync= adds endpoints (a ',' would end the item), the
 # first one refusing: the mount goes on to the next. $SLURM_JOB_ID is

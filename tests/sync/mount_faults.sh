@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Issue 16, acceptance 2: mounts with --sync while etcd fails.
-# - the leader killed during a stream of writes: every close() returns 0
-#   or EIO within the bound (2 s, plus scheduling), none hangs, and every
+# Mounts with --sync while etcd fails.
+# - the leader killed during a stream of writes: every close() returns 0,
+#   EIO (applied nowhere) or ETIMEDOUT (outcome unknown: a member held the
+#   request) within the bound (2 s, plus scheduling), none hangs, and every
 #   acknowledged write is on every node afterwards;
-# - two of three members killed: writes EIO within the bound, reads keep
+# - two of three members killed: writes fail (EIO, or ETIMEDOUT while the
+#   survivor still takes requests) within the bound, reads keep
 #   serving, status says why; after the restart writes and the watch work
 #   again without a remount;
 # - a member SIGSTOPped: the nodes using it fail over (writes within the
@@ -14,9 +16,10 @@
 #   one with the highest revision.
 . "$(dirname "$0")/mountlib.sh"
 
-# The bound of one write: --sync-timeout (2000 ms) and generous slack for
-# a loaded 2-core machine (liveness, not speed).
-BOUND_MS=3500
+# The bound of one write: twice --sync-timeout (2000 ms: the commit, then
+# the fence's move when its answer was lost) and generous slack for a
+# loaded 2-core machine (liveness, not speed).
+BOUND_MS=5500
 OVP="/primus-envfs/runs/$RUN/overrides/$DIR_BA"
 
 # writes NODE FIRST LAST OUT: writes ENVFS_F_k=k for k in FIRST..LAST on
@@ -38,10 +41,11 @@ for k in range(first, last + 1):
 PY
 }
 
-# check_bound OUT: every write returned 0 or EIO, within BOUND_MS.
+# check_bound OUT: every write returned 0, EIO or ETIMEDOUT, within
+# BOUND_MS.
 check_bound() {
 	local bad
-	bad=$(awk -v b=$BOUND_MS '($2 != "ok" && $2 != "EIO") || $3 > b' "$1")
+	bad=$(awk -v b=$BOUND_MS '($2 != "ok" && $2 != "EIO" && $2 != "ETIMEDOUT") || $3 > b' "$1")
 	[ -z "$bad" ] || fail "writes out of bound or with another error: $bad"
 	note "$(awk '{ n[$2]++; if ($3 > m) m = $3 } END { for (k in n) printf "%s %d, ", k, n[k]; printf "slowest %d ms", m }' "$1")"
 }
@@ -53,7 +57,9 @@ for i in 0 1 2; do
 done
 # Node 3 knows member 2 only: cut off when it is stopped.
 NODE_ENDPOINTS=$(etcd_endpoints 2) node_mount 3
-NODE_STDERR_ALLOW='^$'
+# A write whose answer was lost while no member could take the fence's
+# move is of unknown outcome until etcd answers again (docs/SYNC.md).
+NODE_STDERR_ALLOW='^primus-envfs: --sync: (shutting down: )?the outcome of '
 
 # ---- the leader killed during a stream of writes ----------------------------------
 leader=$(etcd_leader)
@@ -84,20 +90,20 @@ done
 grep -Eq "^sync_last_error: (commit|watch): .*(leader|refused|timed out|within)" <(node_status 0) || fail "status 0 does not say why: $(node_status 0 | grep ^sync)"
 # Without quorum the watches end (Hasleader), and status says so.
 for t in $(seq 1 100); do
-	node_status 1 | grep -qx "sync_connected: no" && break
+	node_status 1 | grep >/dev/null -x "sync_connected: no" && break
 	sleep 0.1
 done
-node_status 1 | grep -qx "sync_connected: no" || fail "node 1 still says connected: $(node_status 1 | grep ^sync)"
-node_status 1 | grep -q "^sync_last_error: watch: " || fail "node 1 does not say why: $(node_status 1 | grep ^sync)"
+node_status 1 | grep >/dev/null -x "sync_connected: no" || fail "node 1 still says connected: $(node_status 1 | grep ^sync)"
+node_status 1 | grep >/dev/null "^sync_last_error: watch: " || fail "node 1 does not say why: $(node_status 1 | grep ^sync)"
 etcd_start 1
 etcd_start 2
 etcd_wait_healthy
 for i in 0 1 2 3; do
 	for t in $(seq 1 150); do
-		node_status "$i" | grep -qx "sync_connected: yes" && break
+		node_status "$i" | grep >/dev/null -x "sync_connected: yes" && break
 		sleep 0.1
 	done
-	node_status "$i" | grep -qx "sync_connected: yes" || fail "node $i did not reconnect: $(node_status "$i" | grep ^sync)"
+	node_status "$i" | grep >/dev/null -x "sync_connected: yes" || fail "node $i did not reconnect: $(node_status "$i" | grep ^sync)"
 done
 writes 1 110 110 "$TMP/w3"
 grep -q '^110 ok ' "$TMP/w3" || fail "no write after the restart: $(cat "$TMP/w3")"
@@ -128,10 +134,10 @@ for k in 120 121 122; do node_wait_value 3 "ENVFS_F_$k" "$k" 15; done
 # its stale store while it catches up, and sees no compaction.)
 etcd_kill 2
 for t in $(seq 1 100); do
-	node_status 3 | grep -qx "sync_connected: no" && break
+	node_status 3 | grep >/dev/null -x "sync_connected: no" && break
 	sleep 0.1
 done
-node_status 3 | grep -qx "sync_connected: no" || fail "node 3 still says connected: $(node_status 3 | grep ^sync)"
+node_status 3 | grep >/dev/null -x "sync_connected: no" || fail "node 3 still says connected: $(node_status 3 | grep ^sync)"
 # (The leader may have been member 2: a write during the election may
 # fail, within the bound.)
 writes 0 130 134 "$TMP/w6"
@@ -143,7 +149,7 @@ etcd_compact
 etcd_restart 2
 for k in $(awk '$2 == "ok" { print $1 }' "$TMP/w6"); do node_wait_value 3 "ENVFS_F_$k" "$k" 20; done
 node_wait_value 3 ENVFS_F_110 "<absent>" 10
-node_status 3 | grep -Eq "^sync_resyncs: [1-9]" || fail "node 3 did not re-read: $(node_status 3 | grep ^sync)"
+node_status 3 | grep >/dev/null -E "^sync_resyncs: [1-9]" || fail "node 3 did not re-read: $(node_status 3 | grep ^sync)"
 for i in 0 1 2 3; do
 	node_status "$i" | grep '^sync_overrides' >"$TMP/ov.$i"
 done
@@ -156,13 +162,25 @@ done
 # clean-clone CI run once raced while it was still settling, and a
 # commit there spent its bound on slow requests, not on lost compares).
 etcd_wait_healthy
+# A write that lost its compare 20 times, or for the whole bound, fails
+# with EIO, applied nowhere (docs/SYNC.md): on a slow machine (TSan) one
+# racer can lose that often. Any other error fails the racer, and so does
+# never getting one write through.
 race() {
 	"$PYTHON" - "$(node_dir "$1")" "$1" <<'PY'
-import sys
+import errno, sys
 d, who = sys.argv[1], sys.argv[2]
+ok = 0
 for k in range(30):
-    with open(f"{d}/ENVFS_RACE", "w") as f:
-        f.write(f"{who}-{k}\n")
+    try:
+        with open(f"{d}/ENVFS_RACE", "w") as f:
+            f.write(f"{who}-{k}\n")
+        ok += 1
+    except OSError as e:
+        if e.errno != errno.EIO:
+            raise
+print(f"racer {who}: {ok} of 30 written, {30 - ok} EIO", file=sys.stderr)
+sys.exit(0 if ok else 1)
 PY
 }
 race 0 &

@@ -39,7 +39,8 @@ mount_fails "^primus-envfs: --sync .*refused our client certificate" \
 	"${AUTH[@]}" --sync-cert "$TLS/other-client.crt" --sync-key "$TLS/other-client.key"
 mount_fails "^primus-envfs: --sync .*server's TLS certificate is not trusted by the CA file" \
 	"${AUTH[@]}" --sync-ca "$TLS/other-ca.crt"
-mount_fails "^primus-envfs: --sync: cannot read /other/runs/.*permission denied" \
+# The first key a mount touches under the prefix is its node name's.
+mount_fails "^primus-envfs: --sync-node node[0-9]+: cannot take the name: etcd txn /other/runs/.*permission denied" \
 	--sync-prefix /other --sync-user app --sync-password-file "$TMP/app.pw"
 ! grep -qF "$APP_PW" "$TMP/all.err" || fail "a message holds the password"
 
@@ -49,7 +50,7 @@ node_mount 1 "${AUTH[@]}"
 V=NVTE_DEBUG_LEVEL
 echo 3 >"$(node_dir 0)/$V"
 node_wait_value 1 $V 3
-ectl get --prefix /app/runs/ --keys-only | grep -q "^/app/runs/$RUN/overrides/$DIR_BA/$V$" ||
+ectl get --prefix /app/runs/ --keys-only | grep >/dev/null "^/app/runs/$RUN/overrides/$DIR_BA/$V$" ||
 	fail "no key under /app: $(ectl get --prefix /app/ --keys-only)"
 # Idle past the token's TTL, on both the writer's and the watcher's side.
 sleep 4

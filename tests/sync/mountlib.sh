@@ -25,6 +25,13 @@ if [ "${ENVFS_HAS_MOUNT:-1}" = 0 ]; then
 fi
 
 RUN="run-$$"
+# Under ThreadSanitizer a daemon runs several times slower (a start-up read
+# of 10,000 keys took over 15 s): the waits below are hang guards, wider
+# there, as tests/mount/lib.sh's scaled_ms.
+NODE_WAIT_SCALE=1
+if grep -qa __tsan_init "$ENVFS_BIN" 2>/dev/null; then
+	NODE_WAIT_SCALE=5
+fi
 NODE_STDERR_ALLOW=${NODE_STDERR_ALLOW:-}
 declare -a NODE_PID NODE_ERR_FILES
 NODE_N=0
@@ -55,6 +62,11 @@ test_cleanup() {
 			fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null
 		fi
 	done
+	# A test's own mounts besides the nodes' (a second mount, one with
+	# the default name) go too: a failed test leaves none behind.
+	while read -r m; do
+		fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null
+	done < <(awk -v t="$TMP/" 'index($2, t) == 1 { print $2 }' /proc/mounts)
 	for ((i = 0; i < NODE_N; i++)); do
 		[ -n "${NODE_PID[$i]:-}" ] || continue
 		kill -CONT "${NODE_PID[$i]}" 2>/dev/null
@@ -81,7 +93,7 @@ node_args() {
 }
 
 # node_mount I [ARG...]: mounts node I with its state, NODE_RANK and sync
-# options, then ARGs; waits (up to 15 s) until it is mounted.
+# options, then ARGs; waits (up to 15 s, 75 s under TSan) until it is mounted.
 node_mount() {
 	local i=$1 m t
 	shift
@@ -94,15 +106,32 @@ node_mount() {
 	"$ENVFS_BIN" --state "$TMP/state.$i" --env "NODE_RANK=$i" "${NODE_ARGS[@]}" \
 		"$@" -f "$m" 2>"$NODE_ERR" &
 	NODE_PID[$i]=$!
-	for t in $(seq 1 300); do
-		mountpoint -q "$m" && return 0
+	for t in $(seq 1 $((300 * NODE_WAIT_SCALE))); do
+		if mountpoint -q "$m"; then
+			node_wait_record "$i"
+			return 0
+		fi
 		if ! kill -0 "${NODE_PID[$i]}" 2>/dev/null; then
 			cat "$NODE_ERR" >&2
 			fail "node $i exited before mounting"
 		fi
 		sleep 0.05
 	done
-	fail "node $i: no mount at $m after 15 s"
+	fail "node $i: no mount at $m after $((15 * NODE_WAIT_SCALE)) s"
+}
+
+# node_wait_record I: waits (up to 5 s) until node I has put its first
+# record or says why it cannot: a mount puts it up to a second after it
+# serves (a random delay), and a test's verify right after the mounts
+# would otherwise count the node as missing. Never fails: a test of the
+# record checks it itself.
+node_wait_record() {
+	local t
+	for t in $(seq 1 $((100 * NODE_WAIT_SCALE))); do
+		! grep -q '^sync_record: .*not put yet' "$(node_mnt "$1")/status" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 0
 }
 
 # node_umount I: unmounts node I and checks its daemon exited 0.
@@ -128,12 +157,24 @@ node_read() {
 # I reads VALUE ("<absent>": no such file) for NAME.
 node_wait_value() {
 	local t v
-	for t in $(seq 1 $((${4:-10} * 100))); do
+	for t in $(seq 1 $((${4:-10} * 100 * NODE_WAIT_SCALE))); do
 		v=$(node_read "$1" "$2")
 		[ "$v" = "$3" ] && return 0
 		sleep 0.01
 	done
 	fail "node $1: $2 is '$v', not '$3', after ${4:-10} s (status: $(node_status "$1" | grep '^sync' | tr '\n' ';'))"
+}
+
+# verify_rc WANT ARG...: runs verify on the run (every member's endpoint);
+# its stdout in $TMP/v.out, stderr in $TMP/v.err; fails unless the exit
+# status is WANT.
+verify_rc() {
+	local want=$1 rc=0
+	shift
+	"$ENVFS_BIN" verify --sync "etcd://$(etcd_endpoints)" --run "$RUN" "$@" >"$TMP/v.out" \
+		2>"$TMP/v.err" || rc=$?
+	[ "$rc" = "$want" ] ||
+		fail "verify $*: exit $rc, want $want: $(cat "$TMP/v.out" "$TMP/v.err")"
 }
 
 # node_status I: node I's status file.
@@ -142,3 +183,28 @@ node_status() {
 }
 
 . "$(dirname "${BASH_SOURCE[0]}")/../py_errno.sh"
+
+# bulk_put FIRST LAST KEYFMT VALUE|@SIZE [PER_TXN]: puts the keys
+# printf KEYFMT k for k in FIRST..LAST, straight through member 0's JSON
+# gateway (etcdctl would cost a process per key), PER_TXN (default 1,
+# etcd allows 128) in one txn. VALUE is the bytes of every key, or
+# @SIZE that many 'x' bytes (a put carries at most --max-request-bytes,
+# 1.5 MiB by default).
+bulk_put() {
+	"$PYTHON" - "$(etcd_scheme)://$(etcd_endpoint 0)" "$@" <<'PY'
+import base64, json, sys, urllib.request
+url, first, last, fmt, value = sys.argv[1:6]
+per = int(sys.argv[6]) if len(sys.argv) > 6 else 1
+v = b"x" * int(value[1:]) if value.startswith("@") else value.encode()
+b64 = lambda b: base64.b64encode(b).decode()
+def post(path, body):
+    rq = urllib.request.Request(url + path, json.dumps(body).encode(),
+                                {"Content-Type": "application/json"})
+    with urllib.request.urlopen(rq, timeout=20) as r:
+        return json.load(r)
+ks = [(fmt % k).encode() for k in range(int(first), int(last) + 1)]
+for i in range(0, len(ks), per):
+    ops = [{"request_put": {"key": b64(k), "value": b64(v)}} for k in ks[i:i + per]]
+    post("/v3/kv/txn", {"success": ops})
+PY
+}

@@ -141,7 +141,7 @@ ectl put "/primus-envfs/runs/$RUN/overrides/$DIR_BA/$V" "=after" >/dev/null
 for i in 0 1 2 3 4; do
 	node_wait_value "$i" $V after
 	[ "$(node_read "$i" ENVFS_SYNC_BAD)" = "<absent>" ] || fail "node $i applied a key without the marker"
-	node_status "$i" | grep -qx "sync_last_error: watch: ignored a key that is not an override (docs/SYNC.md)" ||
+	node_status "$i" | grep >/dev/null -x "sync_last_error: watch: ignored a key that is not an override (docs/SYNC.md)" ||
 		fail "node $i: $(node_status "$i" | grep ^sync_last_error)"
 done
 for i in 0 1 2 3 4; do node_umount "$i"; done
@@ -154,4 +154,15 @@ NODE_STDERR_ALLOW='^primus-envfs: --sync: ignoring "[^"]*": not an override '
 node_mount 5
 node_umount 5
 grep -q 'X\\nprimus-envfs: forged\\x1b' "$NODE_ERR" || fail "the ignored key is not said escaped: $(cat -A "$NODE_ERR")"
+# An AMD target ID as an arch directory: a write in it reaches the other
+# node, which takes the key as an override (the writer's and the key
+# reader's names are one set).
+TID='gfx942:sramecc+:xnack-'
+node_mount 6 --extra-arch "$TID"
+node_mount 7 --extra-arch "$TID"
+echo tid >"$(node_dir 6 "maxtext/$TID")/ENVFS_SYNC_TID"
+DIR_BA="maxtext/$TID" node_wait_value 7 ENVFS_SYNC_TID tid
+node_status 7 | grep >/dev/null -x "sync_last_error: none" || fail "node 7: $(node_status 7 | grep ^sync_last_error)"
+node_umount 6
+node_umount 7
 echo "ok"

@@ -10,6 +10,11 @@
 #     leaves the registry at once (its lease is revoked);
 #   - a node with a secret the others lack: named, by name only; the
 #     token, and its SHA-256, are nowhere in etcd nor in verify's output;
+#   - a node whose environment carries an error (NODE_RANK >= NNODES):
+#     exit 1, naming the node and the error once, with its directories;
+#   - every difference listed once, with the directories it applies to;
+#   - names from etcd (keys, node, backend and arch names) printed
+#     escaped: a key holding a newline and ESC[2J forges no line;
 #   - etcd stopped: exit 3, within the --sync-timeout bound.
 . "$(dirname "$0")/mountlib.sh"
 
@@ -17,28 +22,18 @@ IMG=$ENVFS_FIXTURES/node
 etcd_cluster_start 1
 EP=$(etcd_endpoints)
 
-# verify_rc WANT ARG...: runs verify on the run; its stdout in $TMP/v.out,
-# stderr in $TMP/v.err; fails unless the exit status is WANT.
-verify_rc() {
-	local want=$1 rc=0
-	shift
-	"$ENVFS_BIN" verify --sync "etcd://$EP" --run "$RUN" "$@" >"$TMP/v.out" 2>"$TMP/v.err" ||
-		rc=$?
-	[ "$rc" = "$want" ] ||
-		fail "verify $*: exit $rc, want $want: $(cat "$TMP/v.out" "$TMP/v.err")"
-}
-
 # The verify process ends on its own: never a hang.
-node_mount 0 --specs "$ENVFS_SPECS" --inherit "$IMG/image-a.env"
-node_mount 1 --specs "$ENVFS_SPECS" --inherit "$IMG/image-a.env"
-node_mount 2 --specs "$ENVFS_SPECS" --inherit "$IMG/image-a.env"
+N4=(--env NNODES=4)
+node_mount 0 --specs "$ENVFS_SPECS" "${N4[@]}" --inherit "$IMG/image-a.env"
+node_mount 1 --specs "$ENVFS_SPECS" "${N4[@]}" --inherit "$IMG/image-a.env"
+node_mount 2 --specs "$ENVFS_SPECS" "${N4[@]}" --inherit "$IMG/image-a.env"
 
 # ---- --wait: a gate started before the last node mounts ----------------------------
 "$ENVFS_BIN" verify --sync "etcd://$EP" --run "$RUN" --nodes 4 --wait 30 \
 	>"$TMP/w.out" 2>"$TMP/w.err" &
 WPID=$!
 sleep 0.5
-node_mount 3 --specs "$ENVFS_SPECS" --inherit "$IMG/image-a.env"
+node_mount 3 --specs "$ENVFS_SPECS" "${N4[@]}" --inherit "$IMG/image-a.env"
 rc=0
 wait "$WPID" || rc=$?
 [ "$rc" = 0 ] || fail "verify --wait 30: exit $rc: $(cat "$TMP/w.out" "$TMP/w.err")"
@@ -99,27 +94,32 @@ node_umount 3
 verify_rc 2 --nodes 4
 grep -q "^verify: run $RUN: 3 nodes registered, --nodes says 4: node0 node1 node2$" \
 	"$TMP/v.out" || fail "after unmounting node 3: $(cat "$TMP/v.out")"
-node_mount 3 --specs "$ENVFS_SPECS" --inherit "$IMG/image-b.env"
+node_mount 3 --specs "$ENVFS_SPECS" "${N4[@]}" --inherit "$IMG/image-b.env"
 verify_rc 1 --nodes 4 --wait 10
 cp "$TMP/v.out" "$TMP/odd.out"
 grep -q "^verify: run $RUN: 4 nodes registered, 1 differs from the 3 that agree (node0 node1 node2)$" \
 	"$TMP/v.out" || fail "verify: $(cat "$TMP/v.out")"
 grep -q '^node3: differs from node0:$' "$TMP/v.out" || fail "node3 is not named: $(cat "$TMP/v.out")"
-grep -Eq '^  maxtext/gfx950: XLA_FLAGS: node3 "--xla_image=2 [^"]*", node0 "--xla_image=1 ' \
-	"$TMP/v.out" || fail "XLA_FLAGS with both values is not named: $(cat "$TMP/v.out")"
+# Each difference once, with the directories it applies to (the image
+# is inherited by every directory; maxtext's specs add flags to it): not
+# once per directory.
+grep -Eq '^  XLA_FLAGS: node3 "--xla_image=2 [^"]*", node0 "--xla_image=1 [^"]*" \[maxtext/gfx942 maxtext/gfx950\]$' \
+	"$TMP/v.out" && grep -q '^  XLA_FLAGS: node3 "--xla_image=2", node0 "--xla_image=1" \[maxdiffusion/gfx942 .* and 7 more\]$' \
+	"$TMP/v.out" || fail "XLA_FLAGS with both values is not named once: $(cat "$TMP/v.out")"
 # A long value that differs at its end is shown from a little before the
 # difference, not as the same first 300 bytes twice.
-grep -q '^  maxtext/gfx950: IMAGE_PATH: node3 \.\.\."/opt/hpcx/ompi/lib:/opt/image-b", node0 \.\.\."/opt/hpcx/ompi/lib:/opt/image-a"$' \
+grep -q '^  IMAGE_PATH: node3 \.\.\."/opt/hpcx/ompi/lib:/opt/image-b", node0 \.\.\."/opt/hpcx/ompi/lib:/opt/image-a" \[all 17 directories\]$' \
 	"$TMP/v.out" || fail "IMAGE_PATH is not shown at its difference: $(grep IMAGE_PATH "$TMP/v.out")"
-# Only these two differ, in every directory.
-! grep -E '^  [^ ]+: [A-Z_]+:' "$TMP/v.out" | grep -Evq ': (XLA_FLAGS|IMAGE_PATH): ' ||
-	fail "verify names more than XLA_FLAGS and IMAGE_PATH: $(cat "$TMP/v.out")"
+# Only these two differ, each pair of values said once.
+[ "$(grep -c '^  ' "$TMP/v.out")" = 3 ] ||
+	fail "verify names more than XLA_FLAGS and IMAGE_PATH once each: $(cat "$TMP/v.out")"
 # -b and -a select what is compared.
 verify_rc 1 --nodes 4 -b maxtext
-[ "$(grep -c '^  maxtext/gfx9[45][02]: XLA_FLAGS: ' "$TMP/v.out")" = 2 ] &&
-	[ "$(grep -c '^  ' "$TMP/v.out")" = 4 ] || fail "-b maxtext: $(cat "$TMP/v.out")"
+[ "$(grep -c '^  XLA_FLAGS: .* \[all 2 directories\]$' "$TMP/v.out")" = 1 ] &&
+	[ "$(grep -c '^  ' "$TMP/v.out")" = 2 ] || fail "-b maxtext: $(cat "$TMP/v.out")"
 verify_rc 1 --nodes 4 -b maxtext -a gfx950
-[ "$(grep -c '^  ' "$TMP/v.out")" = 2 ] || fail "-b maxtext -a gfx950: $(cat "$TMP/v.out")"
+[ "$(grep -c '^  .* \[maxtext/gfx950\]$' "$TMP/v.out")" = 2 ] &&
+	[ "$(grep -c '^  ' "$TMP/v.out")" = 2 ] || fail "-b maxtext -a gfx950: $(cat "$TMP/v.out")"
 # A gate that would compare nothing fails: a misspelt backend.
 verify_rc 64 --nodes 4 -b maxtxt
 grep -q "node0 serves no directory maxtxt/\*" "$TMP/v.err" || fail "-b maxtxt: $(cat "$TMP/v.err")"
@@ -127,10 +127,10 @@ grep -q "node0 serves no directory maxtxt/\*" "$TMP/v.err" || fail "-b maxtxt: $
 # ---- a secret: by name only, in etcd and in what verify prints ---------------------
 node_umount 3
 TOKEN="hf_verify_$RANDOM$RANDOM"
-HF_TOKEN=$TOKEN node_mount 3 --specs "$ENVFS_SPECS" --inherit "$IMG/image-a.env"
+HF_TOKEN=$TOKEN node_mount 3 --specs "$ENVFS_SPECS" "${N4[@]}" --inherit "$IMG/image-a.env"
 [ "$(node_read 3 HF_TOKEN)" = "$TOKEN" ] || fail "node 3 does not serve its HF_TOKEN"
 verify_rc 1 --nodes 4 --wait 10 -b maxtext -a gfx950
-grep -q '^  maxtext/gfx950: HF_TOKEN: node3 set (secret: value not published), node0 unset$' \
+grep -q '^  HF_TOKEN: node3 set (secret: value not published), node0 unset \[maxtext/gfx950\]$' \
 	"$TMP/v.out" || fail "the secret's difference: $(cat "$TMP/v.out")"
 [ "$(grep -c '^  ' "$TMP/v.out")" = 1 ] || fail "more than HF_TOKEN differs: $(cat "$TMP/v.out")"
 ectl get --prefix "/primus-envfs/runs/$RUN/" >"$TMP/all.kv"
@@ -140,6 +140,23 @@ grep -q '"name":"HF_TOKEN","secret":true}' "$TMP/all.kv" || fail "no HF_TOKEN en
 th=$(printf '%s' "$TOKEN" | sha256sum | cut -d' ' -f1)
 ! grep -q "$th" "$TMP/all.kv" || fail "the token's SHA-256 is in etcd"
 
+# ---- the gate: a node whose environment carries an error --------------------------
+# NODE_RANK 4 with NNODES 4: the launcher exits on that node. Its digest
+# equals the others' (NODE_RANK is scope: node), yet the gate fails,
+# naming the node and the error once, with its directories.
+node_mount 4 --specs "$ENVFS_SPECS" "${N4[@]}" --inherit "$IMG/image-a.env"
+verify_rc 1 --nodes 5 --wait 10 -b maxtext
+grep -q "^verify: run $RUN: 5 nodes registered, 1 differs from the 4 that agree (node0 node1 node2 node4); 1 with errors (node4)$" \
+	"$TMP/v.out" || fail "the gate's verdict with an error: $(cat "$TMP/v.out")"
+grep -q '^node4: errors in its environment:$' "$TMP/v.out" ||
+	fail "node4's errors are not named: $(cat "$TMP/v.out")"
+[ "$(grep -c 'NODE_RANK (4) must be < NNODES (4)' "$TMP/v.out")" = 1 ] &&
+	grep -q '^  .*: error: NODE_RANK (4) must be < NNODES (4): .* \[all 2 directories\]$' "$TMP/v.out" ||
+	fail "the NODE_RANK error is not named once with its directories: $(cat "$TMP/v.out")"
+node_umount 4
+verify_rc 1 --nodes 4 -b maxtext -a gfx950
+! grep -q 'errors' "$TMP/v.out" || fail "errors named without node4: $(cat "$TMP/v.out")"
+
 # ---- records that cannot be read: named, never a crash ---------------------------
 R2=/primus-envfs/runs/$RUN-bad/nodes
 sum0=$(ectl get "/primus-envfs/runs/$RUN/nodes/node0" --print-value-only)
@@ -147,14 +164,26 @@ ectl put "$R2/node0" "$sum0" >/dev/null
 ectl put "$R2/bad" '{"format":1,"node":' >/dev/null
 ectl put "$R2/liar" "$sum0" >/dev/null
 ectl put "$R2/future" '{"format":2,"node":"future"}' >/dev/null
+# Names from etcd are printed escaped: a key holding a newline and ESC[2J,
+# and a record whose version, backend and arch hold control bytes.
+forged=$(printf 'x\nverify: run %s: 4 nodes registered and equal (17 directories compared)\033[2J' "$RUN-bad")
+ectl put "$R2/$forged" "$sum0" >/dev/null
+z64=0000000000000000000000000000000000000000000000000000000000000000
+ectl put "$R2/zesc" '{"format":1,"node":"zesc","version":"1\u001b]0;pwn\u0007","revision":1,"when_ms":1,"dirs":[{"backend":"a\u001b[2Jb","arch":"x\ny","digest":"'$z64'","vars":0,"secrets":0,"errors":["e\u001b[2J\nverify: forged"],"nerrors":1}]}' >/dev/null
 rc=0
-"$ENVFS_BIN" verify --sync "etcd://$EP" --run "$RUN-bad" --nodes 4 >"$TMP/v.out" 2>"$TMP/v.err" || rc=$?
+"$ENVFS_BIN" verify --sync "etcd://$EP" --run "$RUN-bad" --nodes 6 >"$TMP/v.out" 2>"$TMP/v.err" || rc=$?
 [ "$rc" = 1 ] || fail "verify of unreadable records: exit $rc: $(cat "$TMP/v.out" "$TMP/v.err")"
 grep -q '^bad: differs from node0:$' "$TMP/v.out" &&
 	grep -q '^  its record cannot be read: not a JSON object$' "$TMP/v.out" &&
 	grep -q "^  its record cannot be read: the record names node 'node0'$" "$TMP/v.out" &&
 	grep -q '^  its record cannot be read: format is not 1$' "$TMP/v.out" ||
 	fail "unreadable records: $(cat "$TMP/v.out")"
+! grep -q "$(printf '\033')" "$TMP/v.out" "$TMP/v.err" || fail "an ESC byte from etcd was printed: $(cat -v "$TMP/v.out")"
+! grep -q '^verify: run [^ ]*: 4 nodes registered and equal' "$TMP/v.out" ||
+	fail "a key forged a verdict line: $(cat -v "$TMP/v.out")"
+grep -Fq 'x\nverify: run '"$RUN-bad"': 4 nodes registered and equal (17 directories compared)\x1b[2J' "$TMP/v.out" &&
+	grep -Fq 'a\x1b[2Jb/x\ny' "$TMP/v.out" && grep -Fq 'e\x1b[2J\nverify: forged' "$TMP/v.out" ||
+	fail "the names from etcd are not shown escaped: $(cat -v "$TMP/v.out")"
 
 # ---- the command line -----------------------------------------------------------
 verify_rc 64 --nodes 0
@@ -166,12 +195,12 @@ rc=0
 "$ENVFS_BIN" verify --nodes 4 >/dev/null 2>"$TMP/v.err" || rc=$?
 [ "$rc" = 64 ] && grep -q -- "--sync is required" "$TMP/v.err" ||
 	fail "verify without --sync: exit $rc: $(cat "$TMP/v.err")"
-"$ENVFS_BIN" verify --help | grep -q '^Exit status: 0 N nodes registered and equal' ||
+"$ENVFS_BIN" verify --help | grep >/dev/null '^Exit status: 0 N nodes registered and equal' ||
 	fail "verify --help has no exit statuses"
 
 # ---- a record built while etcd is away is put once it is back --------------------
 cp "$IMG/image-a.env" "$TMP/img.env"
-node_mount 5 --specs "$ENVFS_SPECS" --inherit "$TMP/img.env" --run "$RUN-away"
+node_mount 5 --specs "$ENVFS_SPECS" --env NNODES=8 --inherit "$TMP/img.env" --run "$RUN-away"
 verify_rc 0 --nodes 1 --wait 10 --run "$RUN-away"
 etcd_stop 0
 sed -i 's/^IMAGE_VAR=baked$/IMAGE_VAR=changed-while-away/' "$TMP/img.env"
@@ -189,7 +218,7 @@ etcd_cont 0
 ok=
 for _ in $(seq 1 100); do
 	if ectl get "/primus-envfs/runs/$RUN-away/node-dirs/node5/maxtext/gfx950" --print-value-only |
-		grep -q '"name":"IMAGE_VAR","hash":"[0-9a-f]*","len":18,"value":"changed-while-away"'; then
+		grep >/dev/null '"name":"IMAGE_VAR","hash":"[0-9a-f]*","len":18,"value":"changed-while-away"'; then
 		ok=1
 		break
 	fi

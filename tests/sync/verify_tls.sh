@@ -14,8 +14,8 @@ AUTH=(--sync-prefix /app --sync-user app --sync-password-file "$TMP/app.pw")
 TLSO=(--sync-ca "$TLS/ca.crt" --sync-cert "$TLS/client.crt" --sync-key "$TLS/client.key")
 EP=$(etcd_endpoints)
 
-node_mount 0 --specs "$ENVFS_SPECS" "${AUTH[@]}"
-node_mount 1 --specs "$ENVFS_SPECS" "${AUTH[@]}"
+node_mount 0 --specs "$ENVFS_SPECS" --env NNODES=2 "${AUTH[@]}"
+node_mount 1 --specs "$ENVFS_SPECS" --env NNODES=2 "${AUTH[@]}"
 
 # verify_rc WANT ARG...: verify of the run with ARGs; out/err in $TMP/v.*.
 verify_rc() {

@@ -77,6 +77,22 @@ r=$(drv put /c/after x | sed 's/^ok //')
 wait "$wpid" || fail "resume after compaction: $(cat "$TMP/c.out")"
 grep -q "^ev $r PUT /c/after " "$TMP/c.out" || fail "no event after the re-read: $(cat "$TMP/c.out")"
 
+# ---- the probe of a quiet watch makes no gRPC call ----------------------------------
+# A quiet stream is probed every probe_ms (a stopped member keeps its
+# sockets); the probe asks /version, which the member's HTTP server answers
+# itself, not a maintenance status through the gateway: with a thousand
+# nodes, one of those per node every 2 s was the members' largest load
+# (docs/PERFORMANCE.md, tests/bench/sync_1024.sh).
+status_calls() {
+	curl -s "http://$(etcd_endpoint "$1")/metrics" |
+		awk '/^grpc_server_handled_total/ && /grpc_method="Status"/ { s += $2 } END { print s + 0 }'
+}
+s0=$(status_calls 0)
+DRV_ENDPOINTS=$(etcd_endpoint 0) expect_error EINTR 'interrupted' drv --probe-ms 100 watch /quiet/ 0 1 2
+grep -q '^# created' "$TMP/out" || fail "the quiet watch was not created: $(cat "$TMP/out")"
+s1=$(status_calls 0)
+[ "$s1" = "$s0" ] || fail "a quiet watch's probes made $((s1 - s0)) gRPC Status calls on its member"
+
 # ---- interrupt from another thread ----------------------------------------------------
 t0=$(now_ms)
 expect_error EINTR 'interrupted' drv watch /quiet/ 0 1 1

@@ -1025,6 +1025,73 @@ static void test_config__recipe_default_syntax_warns_at_expansion(void **state)
 	sb_release(&out);
 }
 
+static bool secret_s(void *ctx, const char *name)
+{
+	(void)ctx;
+	return name[0] == 'S' || strstr(name, "TOKEN") != NULL;
+}
+
+/* config_read then config_load_read (what diff does on two threads) is
+ * config_load: the same return, entries, digest and diagnostics, these
+ * after whatever the list already held. */
+static void same_load_in_two_steps(const char *path)
+{
+	struct config_secrets sec = { secret_s, NULL };
+	struct diag_list d1 = DIAG_LIST_INIT, d2 = DIAG_LIST_INIT;
+	struct config *c1 = NULL, *c2 = NULL;
+	struct config_read r;
+	int rc1, rc2;
+	size_t k;
+
+	assert_int_equal(diag_add(&d2, DC_YAML_SYNTAX, "before", 1, 1, "already here"), 0);
+	rc1 = config_load(path, &sec, &c1, &d1);
+	assert_int_equal(config_read(path, &r), 0);
+	rc2 = config_load_read(&r, &sec, &c2, &d2);
+	config_read_release(&r);
+	assert_int_equal(rc1, rc2);
+	assert_int_equal(d1.n + 1, d2.n);
+	assert_string_equal(d2.v[0].msg, "already here");
+	for (k = 0; k < d1.n; k++) {
+		assert_int_equal(d1.v[k].code, d2.v[k + 1].code);
+		assert_int_equal(d1.v[k].line, d2.v[k + 1].line);
+		assert_int_equal(d1.v[k].col, d2.v[k + 1].col);
+		assert_string_equal(d1.v[k].file ? d1.v[k].file : "", d2.v[k + 1].file ? d2.v[k + 1].file : "");
+		assert_string_equal(d1.v[k].msg, d2.v[k + 1].msg);
+	}
+	assert_int_equal(c1 == NULL, c2 == NULL);
+	if (c1) {
+		assert_string_equal(c1->file, c2->file);
+		assert_int_equal(c1->nenv, c2->nenv);
+		for (k = 0; k < c1->nenv; k++) {
+			assert_string_equal(c1->env[k].name, c2->env[k].name);
+			assert_int_equal(c1->env[k].value_len, c2->env[k].value_len);
+			assert_memory_equal(c1->env[k].value, c2->env[k].value, c1->env[k].value_len);
+			assert_int_equal(c1->env[k].line, c2->env[k].line);
+		}
+		assert_int_equal(c1->digest.has, c2->digest.has);
+		assert_memory_equal(c1->digest.sum, c2->digest.sum, sizeof(c1->digest.sum));
+	}
+	config_free(c1);
+	config_free(c2);
+	diag_list_release(&d1);
+	diag_list_release(&d2);
+}
+
+static void test_config__read_then_load_read_is_config_load(void **state)
+{
+	static const char *const names[] = {
+		"append_one_flag.yaml", "collective_timeouts.yaml", "default_syntax.yaml",
+		"dump_hlo.yaml", "env_is_list.yaml", "env_under_module.yaml",
+		"owns_xla_flags.yaml", "syntax_error.yaml", "unquoted_float.yaml",
+		"does-not-exist.yaml",
+	};
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		same_load_in_two_steps(fixture(names[k]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1068,6 +1135,7 @@ int main(void)
 		cmocka_unit_test(test_config__expand_never_applies_default_syntax),
 		cmocka_unit_test(test_config__expand_looks_up_any_braced_name),
 		cmocka_unit_test(test_config__recipe_default_syntax_warns_at_expansion),
+		cmocka_unit_test(test_config__read_then_load_read_is_config_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -120,6 +120,34 @@ static void test_fields(void **state)
 		assert_int_equal(ej_parse(bad[i], strlen(bad[i]), &o), -EPROTO);
 }
 
+/* A string field of a decoded document: absent and null are both "not
+ * there", anything but a string is refused. */
+static void test_optional_string(void **state)
+{
+	struct json_object *o;
+	char *s = (char *)"unset";
+	const char *j = "{\"s\":\"a b\",\"e\":\"\",\"z\":null,\"n\":1,\"t\":true}";
+
+	(void)state;
+	assert_int_equal(ej_parse(j, strlen(j), &o), 0);
+	assert_int_equal(ej_string(o, "s", &s), 0);
+	assert_string_equal(s, "a b");
+	free(s);
+	assert_int_equal(ej_string(o, "e", &s), 0);
+	assert_string_equal(s, "");
+	free(s);
+	assert_int_equal(ej_string(o, "z", &s), 0);
+	assert_null(s);
+	s = (char *)"unset";
+	assert_int_equal(ej_string(o, "missing", &s), 0);
+	assert_null(s);
+	s = (char *)"unset";
+	assert_int_equal(ej_string(o, "n", &s), -EPROTO);
+	assert_null(s);
+	assert_int_equal(ej_string(o, "t", &s), -EPROTO);
+	json_object_put(o);
+}
+
 static void test_b64_roundtrip(void **state)
 {
 	unsigned char all[256];
@@ -276,6 +304,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_endpoints),
 		cmocka_unit_test(test_fields),
+		cmocka_unit_test(test_optional_string),
 		cmocka_unit_test(test_b64_roundtrip),
 		cmocka_unit_test(test_prefix_end),
 		cmocka_unit_test(test_errors),

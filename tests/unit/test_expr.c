@@ -38,6 +38,9 @@ static const struct var table[] = {
 	SET("NAME", "x"),
 	SET("NUL", "a\0b"),
 	SET("NUL2", "a\0c"),
+	SET("MIXED", "tRuE"),
+	SET("PADDED_NO", " nO "),
+	SET("PADDED_YES", "\tYes "),
 	{ "CYC", NULL, 0, -ELOOP },
 	{ "BROKEN", NULL, 0, -EIO },
 };
@@ -430,6 +433,32 @@ static void test_expr__patterns_that_explode_at_compile_are_refused(void **state
 			    "a repetition of a repetition in a pattern at column 6 (one level only)");
 	assert_string_equal(syntax_error("A =~ 'a{1,256}'"),
 			    "a repetition count over 255 in a pattern at column 6");
+	/* Every brace form is a repetition: glibc's ERE reads any '{'
+	 * outside a bracket as one ('(a{,255}){,255}' took 536 MB). */
+	assert_string_equal(syntax_error("A =~ '(a{,255}){,255}'"),
+			    "a repetition of a repetition in a pattern at column 6 (one level only)");
+	assert_string_equal(syntax_error("A =~ '(a{,2}){2}'"),
+			    "a repetition of a repetition in a pattern at column 6 (one level only)");
+	assert_string_equal(syntax_error("A =~ '(a{2,}){,}'"),
+			    "a repetition of a repetition in a pattern at column 6 (one level only)");
+	assert_string_equal(syntax_error("A =~ 'a{2}{3}'"),
+			    "a repetition of a repetition in a pattern at column 6 (one level only)");
+	assert_string_equal(syntax_error("A =~ '(a+){,3}'"),
+			    "a repetition of a repetition in a pattern at column 6 (one level only)");
+	assert_string_equal(syntax_error("A =~ 'a{,256}'"),
+			    "a repetition count over 255 in a pattern at column 6");
+	assert_string_equal(syntax_error("A =~ 'a{0000000000000000000000300}'"),
+			    "a repetition count over 255 in a pattern at column 6");
+	assert_string_equal(syntax_error("A =~ 'a{256,}'"),
+			    "a repetition count over 255 in a pattern at column 6");
+	/* A brace regcomp does not take is its error, with its words. */
+	assert_memory_equal(syntax_error("A =~ 'a{ 1}'"), "bad regular expression at column 6: ",
+			    36);
+	assert_memory_equal(syntax_error("A =~ 'a{x}'"), "bad regular expression at column 6: ",
+			    36);
+	assert_true(check("A =~ '^a{,3}b{2}c{1,}d{0,255}$' || 1"));
+	assert_true(check("A =~ 'a\\{,3}{2}' || 1"));
+	assert_true(check("A =~ '[{]{2}' || 1"));
 	/* One level, classes and escapes stay allowed. */
 	assert_true(check("A =~ '^[1-9][0-9]*$' || 1"));
 	assert_true(check("A =~ '^[a-zA-Z0-9._-]+$' || 1"));
@@ -566,9 +595,30 @@ static void test_expr__a_const_tree_evaluates_the_same_every_time(void **state)
 	expr_free(parsed);
 }
 
+/* on(NAME) reads a switch as torch_fl's flag() does: stripped, any case,
+ * true for 1 true on yes; anything else (unset, empty, off, 2) is false. */
+static void test_expr__on_reads_a_switch_the_relaxed_way(void **state)
+{
+	(void)state;
+	assert_true(check("on(MIXED)"));
+	assert_true(check("on(PADDED_YES)"));
+	assert_true(check("on(ONE)"));
+	assert_true(check("on( ONE )"));
+	assert_false(check("on(PADDED_NO)"));
+	assert_false(check("on(EIGHT)"));
+	assert_false(check("on(EMPTY)"));
+	assert_false(check("on(UNSET_NAME)"));
+	assert_true(check("!on(ABC) && on(DUMP_HLO)"));
+	/* on is still a name where no '(' follows */
+	assert_false(check("on == 'x'"));
+	assert_non_null(strstr(syntax_error("on('x')"), "on( needs a variable name"));
+	assert_non_null(strstr(syntax_error("on(ONE, 2)"), "expected ')'"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_expr__on_reads_a_switch_the_relaxed_way),
 		cmocka_unit_test(test_expr__equality_compares_text),
 		cmocka_unit_test(test_expr__equality_uses_value_lengths_not_nul),
 		cmocka_unit_test(test_expr__integer_operators),

@@ -22,6 +22,7 @@ struct run {
 	const char *config_text;        /* written to a temp file, or NULL */
 	const char *image_text;         /* docker env-file text, or NULL */
 	const char *env[MAXN];          /* --env */
+	char *host[MAXN];               /* the daemon's environment */
 	const char *backend, *arch;     /* default maxtext/gfx950 */
 	struct override_set ov;
 	/* results */
@@ -92,6 +93,7 @@ static const struct snapshot *launch(struct run *r)
 	}
 	in.env = r->env;
 	in.nenv = count(r->env);
+	in.host_env = r->host;
 	assert_int_equal(world_load(&in, &r->w), 0);
 	assert_int_equal(resolve_dir(r->w, &r->ov, r->backend ? r->backend : "maxtext",
 				     r->arch ? r->arch : "gfx950", &r->s), 0);
@@ -463,6 +465,121 @@ static void test_launch__under_slurm_the_node_count_comes_from_slurm(void **stat
 	s = launch(&r);
 	value_is(s, "NNODES", "1");
 	done(&r);
+}
+
+static const char *source_of(const struct snapshot *s, const char *name)
+{
+	const struct snap_var *v = var(s, name);
+
+	assert_non_null(v);
+	return v->source ? v->source : "";
+}
+
+/* primus-cli-slurm-entry.sh: under a job in the daemon's environment,
+ * NNODES and NODE_RANK come from Slurm before anything the daemon's or
+ * the image's environment holds, MASTER_ADDR from the first host of the
+ * node list; an --env the user gives comes after and wins. */
+static void test_launch__a_job_in_the_daemons_environment_sets_the_distributed_values(void **state)
+{
+	struct run r = { .host = { "SLURM_JOB_ID=77", "SLURM_NNODES=4", "SLURM_NODEID=2",
+				   "SLURM_NODELIST=gpu[07-10]", "SLURM_CONF=/nonexistent",
+				   "NNODES=8", "NODE_RANK=5" },
+			 .image_text = "NNODES=16\nMASTER_ADDR=image-host\n" };
+	const struct snapshot *s = launch(&r);
+
+	(void)state;
+	value_is(s, "NNODES", "4");
+	value_is(s, "NODE_RANK", "2");
+	value_is(s, "MASTER_ADDR", "gpu07");
+	layer_is(s, "NNODES", LAYER_DETECTED);
+	layer_is(s, "NODE_RANK", LAYER_DETECTED);
+	layer_is(s, "MASTER_ADDR", LAYER_DETECTED);
+	assert_non_null(strstr(source_of(s, "NNODES"), "SLURM_NNODES"));
+	assert_non_null(strstr(source_of(s, "MASTER_ADDR"), "SLURM_NODELIST"));
+	assert_false(any_diag_has(s, "the launcher exits"));
+	done(&r);
+
+	r = (struct run){ .host = { "SLURM_JOB_ID=77", "SLURM_JOB_NUM_NODES=2", "SLURM_PROCID=1",
+				    "SLURM_NODELIST=a1,b[1-2]", "SLURM_CONF=/nonexistent" } };
+	s = launch(&r);
+	value_is(s, "NNODES", "2");
+	value_is(s, "NODE_RANK", "1");
+	value_is(s, "MASTER_ADDR", "a1");
+	done(&r);
+
+	/* --env goes to the launcher after the entry's own: it wins. */
+	r = (struct run){ .host = { "SLURM_JOB_ID=77", "SLURM_NNODES=4", "SLURM_NODEID=2",
+				    "SLURM_NODELIST=gpu[07-10]", "SLURM_CONF=/nonexistent" },
+			  .env = { "NNODES=8", "NODE_RANK=7", "MASTER_ADDR=elsewhere" } };
+	s = launch(&r);
+	value_is(s, "NNODES", "8");
+	value_is(s, "NODE_RANK", "7");
+	value_is(s, "MASTER_ADDR", "elsewhere");
+	layer_is(s, "NNODES", LAYER_CLI);
+	done(&r);
+
+	/* Without a job the SLURM_ variables are nobody's business. */
+	r = (struct run){ .host = { "SLURM_NNODES=4", "SLURM_NODELIST=gpu[07-10]" } };
+	s = launch(&r);
+	value_is(s, "NNODES", "1");
+	value_is(s, "MASTER_ADDR", "localhost");
+	done(&r);
+}
+
+static void test_launch__a_master_addr_of_another_host_makes_the_slurm_entry_exit(void **state)
+{
+	struct run r = { .host = { "SLURM_JOB_ID=77", "SLURM_NNODES=2", "SLURM_NODEID=0",
+				   "SLURM_NODELIST=gpu[07-08]", "SLURM_CONF=/nonexistent",
+				   "MASTER_ADDR=gpu07.cluster.example" } };
+	const struct snapshot *s = launch(&r);
+
+	(void)state;
+	/* Only the first label is compared: a scheduler's FQDN matches. */
+	value_is(s, "MASTER_ADDR", "gpu07.cluster.example");
+	assert_false(any_diag_has(s, "first host"));
+	done(&r);
+
+	r = (struct run){ .host = { "SLURM_JOB_ID=77", "SLURM_NNODES=2", "SLURM_NODEID=0",
+				    "SLURM_NODELIST=gpu[07-08]", "SLURM_CONF=/nonexistent",
+				    "MASTER_ADDR=gpu09" } };
+	s = launch(&r);
+	diag_with(s, DIAG_ERROR, "MASTER_ADDR=gpu09", "gpu07", "primus-cli-slurm-entry.sh", NULL);
+	done(&r);
+
+	r = (struct run){ .host = { "SLURM_JOB_ID=77", "SLURM_NNODES=2", "SLURM_NODEID=0",
+				    "SLURM_NODELIST=gpu[08-07]", "SLURM_CONF=/nonexistent" } };
+	s = launch(&r);
+	diag_with(s, DIAG_WARNING, "SLURM_NODELIST", "gpu[08-07]", NULL);
+	done(&r);
+}
+
+/* Where scontrol can read a configuration it expands the list; its
+ * answer is the one taken. */
+static void test_launch__scontrol_expands_the_node_list_where_it_runs(void **state)
+{
+	char dir[] = "/tmp/envfs-slurm.XXXXXX", conf[64], confvar[80];
+	FILE *f;
+	struct run r;
+	const struct snapshot *s;
+
+	(void)state;
+	if (system("command -v scontrol >/dev/null 2>&1") != 0)
+		skip();
+	assert_non_null(mkdtemp(dir));
+	snprintf(conf, sizeof(conf), "%s/slurm.conf", dir);
+	snprintf(confvar, sizeof(confvar), "SLURM_CONF=%s", conf);
+	assert_non_null(f = fopen(conf, "w"));
+	fputs("ClusterName=t\nSlurmctldHost=localhost\nNodeName=localhost CPUs=1\n"
+	      "PartitionName=p Nodes=localhost Default=YES\n", f);
+	fclose(f);
+	r = (struct run){ .host = { "SLURM_JOB_ID=77", "SLURM_NNODES=2", "SLURM_NODEID=1",
+				    "SLURM_NODELIST=r[2-3]n[01-02]", confvar } };
+	s = launch(&r);
+	value_is(s, "MASTER_ADDR", "r2n01");
+	assert_non_null(strstr(source_of(s, "MASTER_ADDR"), "scontrol"));
+	done(&r);
+	unlink(conf);
+	rmdir(dir);
 }
 
 /* ---- step 5: the config block as Python applies it ---------------------- */
@@ -1015,6 +1132,9 @@ int main(void)
 		cmocka_unit_test(test_launch__secrets_stay_out_of_every_diagnostic),
 		cmocka_unit_test(test_launch__expansion_bomb_is_an_error_naming_the_key),
 		cmocka_unit_test(test_launch__fixed_point_warnings_are_exactly_what_a_relaunch_changes),
+		cmocka_unit_test(test_launch__a_job_in_the_daemons_environment_sets_the_distributed_values),
+		cmocka_unit_test(test_launch__a_master_addr_of_another_host_makes_the_slurm_entry_exit),
+		cmocka_unit_test(test_launch__scontrol_expands_the_node_list_where_it_runs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

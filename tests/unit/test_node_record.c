@@ -1,7 +1,7 @@
 /* node_record: what a node publishes for verify (resolver/engine/
  * node_record.c builds it) read back by the decoder verify uses
- * (fs/sync/record.c, json-c), over the fixtures of tests/fixtures/node/
- * (see test_node_digest.c). */
+ * (node_record_decode.c, both over resolver/util/json.h), over the fixtures
+ * of tests/fixtures/node/ (see test_node_digest.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,7 +17,7 @@
 #include "node_digest.h"
 #include "node_fixture.h"
 #include "node_record.h"
-#include "record.h"
+#include "node_record_decode.h"
 #include "resolve.h"
 
 static void node_resolve(struct node *n)
@@ -106,6 +106,40 @@ static void test_node_record__round_trip(void **state)
 		node_detail_free(d);
 		d = NULL;
 	}
+	node_summary_free(s);
+	node_record_kvs_free(&kvs);
+	node_release(&a);
+}
+
+/* A node that stopped applying the run's changes says why in its
+ * summary, and the reader gets the words back; one that applies has no
+ * "behind" at all. */
+static void test_node_record__behind_round_trips_and_is_absent_otherwise(void **state)
+{
+	struct node a = { .env = { "NODE_RANK=3" } };
+	struct node_record_in in = { .run_key = "/pe/runs/r1", .node = "n3", .revision = 7 };
+	const char *why = "cannot apply app/a1/X: Is a directory";
+	struct node_record_kvs kvs = { 0 };
+	struct node_summary *s = NULL;
+	char msg[256];
+
+	(void)state;
+	node_resolve(&a);
+	in.dirs = (const struct snapshot *const *)a.r->dirs;
+	in.ndirs = a.r->ndirs;
+	assert_int_equal(node_record_build(&in, &kvs, msg, sizeof(msg)), 0);
+	assert_null(memmem(kvs.v[kvs.n - 1].value, kvs.v[kvs.n - 1].value_len, "behind", 6));
+	assert_int_equal(record_decode_summary(kvs.v[kvs.n - 1].value, kvs.v[kvs.n - 1].value_len,
+					       &s, msg, sizeof(msg)), 0);
+	assert_null(s->behind);
+	node_summary_free(s);
+	node_record_kvs_free(&kvs);
+	in.behind = why;
+	assert_int_equal(node_record_build(&in, &kvs, msg, sizeof(msg)), 0);
+	assert_int_equal(record_decode_summary(kvs.v[kvs.n - 1].value, kvs.v[kvs.n - 1].value_len,
+					       &s, msg, sizeof(msg)), 0);
+	assert_non_null(s->behind);
+	assert_string_equal(s->behind, why);
 	node_summary_free(s);
 	node_record_kvs_free(&kvs);
 	node_release(&a);
@@ -288,15 +322,91 @@ static void test_node_record__malformed_records_are_refused(void **state)
 	}
 }
 
+/* Each directory carries its error diagnostics (not its warnings), as
+ * diag_format writes them, the first NODE_RECORD_ERRORS_MAX listed and all
+ * counted; the summary says why the latest load failed. */
+static void test_node_record__a_directory_carries_its_error_diagnostics(void **state)
+{
+	static const uint8_t specs[SHA256_LEN] = { 1 };
+	struct node a = { .env = { "NODE_RANK=3" } };
+	struct node_record_kvs kvs;
+	struct node_summary *s = NULL;
+	struct diag_list *dl;
+	char msg[256];
+	size_t k;
+
+	(void)state;
+	node_resolve(&a);
+	dl = &a.r->dirs[0]->diags;
+	assert_int_equal(diag_add(dl, DC_RULE_WARNING, "w.yaml", 1, 1, "only a warning"), 0);
+	for (k = 0; k < NODE_RECORD_ERRORS_MAX + 2; k++)
+		assert_int_equal(diag_add(dl, DC_RULE_ERROR, "e.yaml", (unsigned)k + 1, 2,
+					  "error number %zu", k), 0);
+	{
+		struct node_record_in in = {
+			.run_key = "/pe/runs/r1", .node = "n3", .specs_digest = specs,
+			.revision = 1, .when_ms = 2, .load_error = "exp.yaml:3:1: error: bad",
+			.dirs = (const struct snapshot *const *)a.r->dirs, .ndirs = a.r->ndirs,
+		};
+		assert_int_equal(node_record_build(&in, &kvs, msg, sizeof(msg)), 0);
+	}
+	assert_int_equal(record_decode_summary(kvs.v[kvs.n - 1].value, kvs.v[kvs.n - 1].value_len,
+					       &s, msg, sizeof(msg)), 0);
+	assert_string_equal(s->load_error, "exp.yaml:3:1: error: bad");
+	assert_null(s->unpublishable);
+	for (k = 0; k < s->ndirs; k++) {
+		const struct node_dir_sum *d = &s->dirs[k];
+
+		if (strcmp(d->backend, a.r->dirs[0]->backend) || strcmp(d->arch, a.r->dirs[0]->arch)) {
+			assert_int_equal(d->nerrors, 0);
+			assert_int_equal(d->nlisted, 0);
+			continue;
+		}
+		assert_int_equal(d->nerrors, NODE_RECORD_ERRORS_MAX + 2);
+		assert_int_equal(d->nlisted, NODE_RECORD_ERRORS_MAX);
+		assert_string_equal(d->errors[0], "e.yaml:1:2: error: error number 0 [PE592]");
+		assert_string_equal(d->errors[NODE_RECORD_ERRORS_MAX - 1],
+				    "e.yaml:16:2: error: error number 15 [PE592]");
+	}
+	node_summary_free(s);
+	node_record_kvs_free(&kvs);
+	node_release(&a);
+}
+
+/* A record that cannot be built is replaced by a summary saying why,
+ * with no directory: a reader can tell it from a current one. */
+static void test_node_record__an_unpublishable_record_says_why(void **state)
+{
+	struct node_record_in in = { .run_key = "/pe/runs/r1", .node = "n3", .revision = 7 };
+	struct node_record_kvs kvs;
+	struct node_summary *s = NULL;
+	char msg[256];
+
+	(void)state;
+	assert_int_equal(node_record_unpublishable(&in, "app: too many variables", &kvs), 0);
+	assert_int_equal(kvs.n, 1);
+	assert_string_equal(kvs.v[0].key, "/pe/runs/r1/nodes/n3");
+	assert_int_equal(record_decode_summary(kvs.v[0].value, kvs.v[0].value_len, &s, msg,
+					       sizeof(msg)), 0);
+	assert_string_equal(s->unpublishable, "app: too many variables");
+	assert_int_equal(s->ndirs, 0);
+	assert_int_equal(s->revision, 7);
+	node_summary_free(s);
+	node_record_kvs_free(&kvs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_node_record__round_trip),
+		cmocka_unit_test(test_node_record__behind_round_trips_and_is_absent_otherwise),
 		cmocka_unit_test(test_node_record__bytes_that_are_not_utf8_round_trip),
 		cmocka_unit_test(test_node_record__a_long_value_is_its_hash_only),
 		cmocka_unit_test(test_node_record__a_detail_too_big_drops_its_values),
 		cmocka_unit_test(test_node_record__bad_names_and_run_keys_are_refused),
 		cmocka_unit_test(test_node_record__malformed_records_are_refused),
+		cmocka_unit_test(test_node_record__a_directory_carries_its_error_diagnostics),
+		cmocka_unit_test(test_node_record__an_unpublishable_record_says_why),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

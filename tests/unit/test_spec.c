@@ -172,6 +172,79 @@ static void test_spec__unknown_keys_are_errors_at_their_place(void **state)
 	diag_list_release(&d);
 }
 
+/* A rule names its code (code: PE507) and takes its severity from it; one
+ * without a code gets the generic code of its severity; a code outside
+ * the table, or a severity the code does not have, is an error. */
+static void test_spec__a_rule_takes_its_code_and_severity_from_the_table(void **state)
+{
+	static const char yaml[] =
+		"backend: demo\n"
+		"arches: [gfx950]\n"
+		"rules:\n"
+		"  - when: A == 1\n"
+		"    code: PE507\n"
+		"    message: coded\n"
+		"  - when: A == 2\n"
+		"    severity: error\n"
+		"    message: plain\n"
+		"  - when: A == 3\n"
+		"    code: PE999\n"
+		"    message: unknown\n"
+		"  - when: A == 4\n"
+		"    code: PE507\n"
+		"    severity: error\n"
+		"    message: disagrees\n";
+	struct diag_list d = DIAG_LIST_INIT;
+	struct spec *s = NULL;
+	const struct diag *e;
+
+	(void)state;
+	assert_int_equal(spec_load_buffer("demo.yaml", V(yaml), &s, &d), -EINVAL);
+	assert_non_null(s);
+	assert_true(s->nrules >= 2);
+	assert_int_equal(s->rules[0].code, DC_RULE_LOCALHOST_NODES);
+	assert_int_equal(s->rules[0].sev, DIAG_WARNING);
+	assert_int_equal(s->rules[1].code, DC_RULE_ERROR);
+	assert_int_equal(s->rules[1].sev, DIAG_ERROR);
+	e = find(&d, "code PE999 is not a diagnostic code");
+	assert_int_equal(e->line, 11);
+	assert_int_equal(e->code, DC_SPEC_SCHEMA);
+	e = find(&d, "severity error disagrees with code PE507 (a warning)");
+	assert_int_equal(e->line, 15);
+	spec_free(s);
+	diag_list_release(&d);
+}
+
+/* models: names the source, version and commit a spec was written from;
+ * all three are required and the commit is a full hex id. */
+static void test_spec__models_names_source_version_and_commit(void **state)
+{
+	static const char good[] =
+		"backend: demo\narches: [a]\nmodels:\n  source: o/n\n  version: v1\n"
+		"  commit: 0123456789abcdef0123456789abcdef01234567\n";
+	static const char bad_commit[] =
+		"backend: demo\narches: [a]\nmodels:\n  source: o/n\n  version: v1\n"
+		"  commit: main\n";
+	static const char missing[] = "backend: demo\narches: [a]\nmodels:\n  source: o/n\n";
+	struct diag_list d = DIAG_LIST_INIT;
+	struct spec *s = NULL;
+
+	(void)state;
+	assert_int_equal(spec_load_buffer("demo.yaml", V(good), &s, &d), 0);
+	assert_string_equal(s->models_source, "o/n");
+	assert_string_equal(s->models_version, "v1");
+	assert_string_equal(s->models_commit, "0123456789abcdef0123456789abcdef01234567");
+	spec_free(s);
+	assert_int_equal(spec_load_buffer("demo.yaml", V(bad_commit), &s, &d), -EINVAL);
+	assert_int_equal(find(&d, "commit must be 40 lower-case hex digits")->line, 6);
+	spec_free(s);
+	assert_int_equal(spec_load_buffer("demo.yaml", V(missing), &s, &d), -EINVAL);
+	assert_non_null(find(&d, "models needs source, version and commit"));
+	assert_null(s->models_source);
+	spec_free(s);
+	diag_list_release(&d);
+}
+
 static void test_spec__runner_and_backend_at_once_is_an_error(void **state)
 {
 	static const char yaml[] = "runner: true\nbackend: demo\nvariables: []\n";
@@ -448,6 +521,8 @@ int main(void)
 		cmocka_unit_test(test_spec__backend_entries_take_every_documented_key),
 		cmocka_unit_test(test_spec__entries_of_one_name_stay_in_document_order),
 		cmocka_unit_test(test_spec__unknown_keys_are_errors_at_their_place),
+		cmocka_unit_test(test_spec__a_rule_takes_its_code_and_severity_from_the_table),
+		cmocka_unit_test(test_spec__models_names_source_version_and_commit),
 		cmocka_unit_test(test_spec__runner_and_backend_at_once_is_an_error),
 		cmocka_unit_test(test_spec__yaml_syntax_error_has_its_place),
 		cmocka_unit_test(test_spec__scope_node_combines_with_the_other_scopes),

@@ -1,4 +1,4 @@
-/* The override encoding in etcd (fs/update/syncd_value.c, docs/SYNC.md):
+/* The override encoding in etcd (fs/syncd/syncd_value.c, docs/SYNC.md):
  * keys BACKEND/ARCH/NAME and values '=' + bytes | '-'. */
 #include <errno.h>
 #include <setjmp.h>
@@ -24,6 +24,10 @@ static void key_split_ok(void **state)
 	assert_true(syncd_key_split("torch_fl/mi300x.v2-a/_x1", buf, sizeof(buf), &b, &a, &n));
 	assert_string_equal(a, "mi300x.v2-a");
 	assert_string_equal(n, "_x1");
+	/* AMD target IDs, as an arch directory (the mount lets them be
+	 * written in, so every node must take them). */
+	assert_true(syncd_key_split("maxtext/gfx942:sramecc+:xnack-/A", buf, sizeof(buf), &b, &a, &n));
+	assert_string_equal(a, "gfx942:sramecc+:xnack-");
 }
 
 static void key_split_refused(void **state)
@@ -35,6 +39,8 @@ static void key_split_refused(void **state)
 		/* What the state file refuses as a directory name: a node that
 		 * took them could not start again on its own --state. */
 		"../gfx950/X", "./gfx950/X", "maxtext/../X", "maxtext/./X", "../../X",
+		/* What the mount refuses to write: the same set. */
+		"maxtext/host/X", "maxtext/-x/X", "maxtext/gfx$(x)/X", "ma:xtext/gfx950/X",
 	};
 	char buf[64], *b = NULL, *a = NULL, *n = NULL;
 	size_t i;

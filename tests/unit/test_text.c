@@ -74,14 +74,80 @@ static void test_text__escape_keeps_quotes_and_shows_controls(void **state)
 	sb_release(&sb);
 }
 
+/* A swap of neighbours is one edit; a bounded distance stops past its
+ * bound; half the mask bits two names do not share never exceeds their
+ * distance. */
+static void test_text__edit_distance_swaps_bounds_and_masks(void **state)
+{
+	static const char *const pairs[][2] = {
+		{ "NCCL_SOCKET_IFNAM", "NCCL_SOCKET_IFNAME" },
+		{ "NCLL_IB_HCA", "NCCL_IB_HCA" },
+		{ "HSA_ENABLE_SMDA", "HSA_ENABLE_SDMA" },
+		{ "MY_APP_SETTING", "NCCL_IB_GID_INDEX" },
+		{ "", "ABC" },
+	};
+	size_t k;
+
+	(void)state;
+	assert_int_equal(text_edit_distance("DISAPTCH", 8, "DISPATCH", 8), 1);
+	assert_int_equal(text_edit_distance("NCCL_IB_TC", 10, "NCCL_IB_SL", 10), 2);
+	assert_int_equal(text_edit_distance_max("MY_APP_SETTING", 14, "NCCL_IB_GID_INDEX", 17, 2),
+			 3);
+	assert_int_equal(text_edit_distance_max("NCLL_IB_HCA", 11, "NCCL_IB_HCA", 11, 1), 1);
+	for (k = 0; k < sizeof(pairs) / sizeof(pairs[0]); k++) {
+		const char *a = pairs[k][0], *b = pairs[k][1];
+		size_t d = text_edit_distance(a, strlen(a), b, strlen(b));
+		uint64_t x = text_char_mask(a, strlen(a)) ^ text_char_mask(b, strlen(b));
+
+		assert_true(((size_t)__builtin_popcountll(x) + 1) / 2 <= d);
+		assert_int_equal(text_edit_distance_max(a, strlen(a), b, strlen(b), d), d);
+	}
+}
+
+/* ASCII is skipped a byte at a time and everything else decoded: a bad
+ * sequence after ASCII, at the end or cut short is still refused. */
+static void test_text__utf8_valid_across_ascii_and_sequences(void **state)
+{
+	(void)state;
+	assert_true(utf8_valid("", 0));
+	assert_true(utf8_valid("plain ascii", 11));
+	assert_true(utf8_valid("a\xc3\xa9" "b", 4));
+	assert_true(utf8_valid("\xe2\x82\xac", 3));
+	assert_true(utf8_valid("x\0y", 3));
+	assert_false(utf8_valid("ab\x80", 3));
+	assert_false(utf8_valid("ab\xc3", 3));
+	assert_false(utf8_valid("a\xc0\xaf" "b", 4));       /* overlong */
+	assert_false(utf8_valid("a\xed\xa0\x80", 4));   /* surrogate */
+	assert_false(utf8_valid("abc\xff", 4));
+}
+
+/* The first byte's shortcut finds the same names. */
+static void test_text__in_list_is_whole_names(void **state)
+{
+	char *const v[] = { "NCCL_DEBUG", "N", "", "MASTER_ADDR" };
+
+	(void)state;
+	assert_true(text_in_list(v, 4, "NCCL_DEBUG"));
+	assert_true(text_in_list(v, 4, "N"));
+	assert_true(text_in_list(v, 4, ""));
+	assert_true(text_in_list(v, 4, "MASTER_ADDR"));
+	assert_false(text_in_list(v, 4, "NCCL"));
+	assert_false(text_in_list(v, 4, "NCCL_DEBUG_X"));
+	assert_false(text_in_list(v, 4, "M"));
+	assert_false(text_in_list(v, 0, "N"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_text__utf8_valid_across_ascii_and_sequences),
+		cmocka_unit_test(test_text__in_list_is_whole_names),
 		cmocka_unit_test(test_text__quote_escapes_ascii_controls_and_quotes),
 		cmocka_unit_test(test_text__quote_shows_invisible_characters),
 		cmocka_unit_test(test_text__quote_escapes_bytes_of_no_valid_sequence),
 		cmocka_unit_test(test_text__quote_shortens_past_max),
 		cmocka_unit_test(test_text__escape_keeps_quotes_and_shows_controls),
+		cmocka_unit_test(test_text__edit_distance_swaps_bounds_and_masks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include <openssl/evp.h>
 
+#include "run_record.h"
 #include "snapshot.h"
 #include "view.h"
 
@@ -506,17 +507,23 @@ static void test_view__env_file_omits_names_docker_would_misread(void **state)
 	snapshot_unref(s);
 }
 
+/* The digest is readable by everyone: it hashes environ with each
+ * secret's value replaced by <redacted>, never the value itself. */
 static void test_view__digest_is_sha256_of_environ(void **state)
 {
+	static const char masked_tail[] = "Z_SECRET=<redacted>";
 	struct snapshot *s = tricky();
-	struct strbuf out = STRBUF_INIT;
+	struct strbuf out = STRBUF_INIT, in = STRBUF_INIT;
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int n = 0, i;
 	char hex[2 * EVP_MAX_MD_SIZE + 2];
+	size_t keep = sizeof(tricky_environ) - 1 - sizeof("Z_SECRET=s3cr3t");
 
 	(void)state;
-	assert_int_equal(EVP_Digest(tricky_environ, sizeof(tricky_environ) - 1, md, &n,
-				    EVP_sha256(), NULL), 1);
+	assert_int_equal(sb_add(&in, tricky_environ, keep), 0);
+	assert_int_equal(sb_add(&in, masked_tail, sizeof(masked_tail)), 0);
+	assert_int_equal(EVP_Digest(sb_str(&in), in.len, md, &n, EVP_sha256(), NULL), 1);
+	sb_release(&in);
 	assert_int_equal(n, 32);
 	for (i = 0; i < n; i++)
 		snprintf(hex + 2 * i, 3, "%02x", md[i]);
@@ -585,8 +592,8 @@ static struct snapshot *explain_snapshot(void)
 	v->shadowed = astr(s, "backend=old\n");
 
 	snap_finish(s);
-	assert_int_equal(diag_add(&s->diags, DIAG_WARNING, "exp.yaml", 3, 5, "quote it"), 0);
-	assert_int_equal(diag_add(&s->diags, DIAG_INFO, NULL, 0, 0, "two\nlines"), 0);
+	assert_int_equal(diag_add(&s->diags, DC_CONFIG_VALUE_TYPED, "exp.yaml", 3, 5, "quote it"), 0);
+	assert_int_equal(diag_add(&s->diags, DC_FLAG_REPEATED, NULL, 0, 0, "two\nlines"), 0);
 	return s;
 }
 
@@ -639,8 +646,8 @@ static const char explain_want[] =
 	"  exported: no\n"
 	"\n"
 	"diagnostics:\n"
-	"  exp.yaml:3:5: warning: quote it\n"
-	"  info: two\\nlines\n";
+	"  exp.yaml:3:5: warning: quote it [PE104]\n"
+	"  info: two\\nlines [PE405]\n";
 
 static void test_view__explain_shows_provenance_of_every_variable(void **state)
 {
@@ -692,6 +699,8 @@ static void test_view__secret_views_are_the_ones_carrying_values(void **state)
 	assert_false(view_is_secret(s, VIEW_DIGEST));
 	assert_false(view_is_secret(plain, VIEW_ENV_FILE));
 	assert_false(view_is_secret(plain, VIEW_JSON));
+	/* A kind the table does not know is secret: it fails closed. */
+	assert_true(view_is_secret(s, VIEW_COUNT));
 	snapshot_unref(s);
 	snapshot_unref(plain);
 }
@@ -699,7 +708,8 @@ static void test_view__secret_views_are_the_ones_carrying_values(void **state)
 static void test_view__names_map_both_ways(void **state)
 {
 	static const char *const files[] = { "env_file", "environ", "env.sh",
-					     "env.json", "explain", "digest", "compose.env" };
+					     "env.json", "explain", "digest", "compose.env",
+					     "record" };
 	enum view_kind k;
 	int i;
 
@@ -718,6 +728,28 @@ static void test_view__names_map_both_ways(void **state)
 	assert_int_equal(view_from_name("yaml", &k), -EINVAL);
 	assert_int_equal(view_from_name("", &k), -EINVAL);
 	assert_null(view_file_name(VIEW_COUNT));
+}
+
+/* resolve's --format list comes from the view table: every view, its
+ * format name mapping back to it, in view order. */
+static void test_view__format_names_from_the_table(void **state)
+{
+	static const char *const want[] = { "env_file", "environ", "sh", "json", "explain",
+					    "digest", "compose", "record" };
+	const char *names[VIEW_COUNT + 1];
+	enum view_kind k;
+	int i;
+
+	(void)state;
+	view_format_names(names);
+	for (i = 0; i < VIEW_COUNT; i++) {
+		assert_string_equal(names[i], want[i]);
+		assert_string_equal(view_format_name((enum view_kind)i), want[i]);
+		assert_int_equal(view_from_name(names[i], &k), 0);
+		assert_int_equal(k, i);
+	}
+	assert_null(names[VIEW_COUNT]);
+	assert_null(view_format_name(VIEW_COUNT));
 }
 
 /* The one list of view names (the resolver asks it for variables that
@@ -792,7 +824,7 @@ static void test_snapshot__last_unref_frees(void **state)
 	(void)state;
 	assert_ptr_equal(snapshot_ref(s), s);
 	assert_int_equal(atomic_load(&s->refs), 2);
-	assert_int_equal(diag_add(&s->diags, DIAG_ERROR, "f", 1, 0, "x"), 0);
+	assert_int_equal(diag_add(&s->diags, DC_YAML_SYNTAX, "f", 1, 0, "x"), 0);
 	snapshot_unref(s);
 	assert_int_equal(atomic_load(&s->refs), 1);
 	snapshot_unref(s);      /* frees; ASan checks nothing leaks */
@@ -800,9 +832,46 @@ static void test_snapshot__last_unref_frees(void **state)
 	assert_null(snapshot_ref(NULL));
 }
 
+/* diff's text needs no directory digest: RUN_RECORD_NO_DIGEST leaves it
+ * out and changes nothing else of the record. */
+static void test_view__record_doc_without_digest_is_the_same_record(void **state)
+{
+	struct snapshot *s = tricky();
+	struct rr_doc *with = NULL, *without = NULL;
+	struct strbuf dig = STRBUF_INIT;
+	size_t k;
+
+	(void)state;
+	assert_int_equal(rr_doc_from_snapshot(s, RUN_RECORD_SECRET_VALUES, &with), 0);
+	assert_int_equal(rr_doc_from_snapshot(s, RUN_RECORD_SECRET_VALUES | RUN_RECORD_NO_DIGEST,
+					      &without), 0);
+	render(s, VIEW_DIGEST, &dig);
+	assert_non_null(with->digest);
+	assert_int_equal(strlen(with->digest) + 1, dig.len);
+	assert_memory_equal(with->digest, sb_str(&dig), dig.len - 1);
+	assert_null(without->digest);
+	assert_string_equal(with->backend, without->backend);
+	assert_string_equal(with->arch, without->arch);
+	assert_int_equal(with->nvars, without->nvars);
+	assert_int_equal(with->ndiags, without->ndiags);
+	for (k = 0; k < with->nvars; k++) {
+		assert_string_equal(with->vars[k].name, without->vars[k].name);
+		assert_int_equal(with->vars[k].value_len, without->vars[k].value_len);
+		assert_int_equal(with->vars[k].value == NULL, without->vars[k].value == NULL);
+		if (with->vars[k].value)
+			assert_memory_equal(with->vars[k].value, without->vars[k].value,
+					    with->vars[k].value_len);
+	}
+	rr_doc_free(with);
+	rr_doc_free(without);
+	sb_release(&dig);
+	snapshot_unref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_view__record_doc_without_digest_is_the_same_record),
 		cmocka_unit_test(test_view__env_file_keeps_literal_values_and_omits_what_docker_cannot_carry),
 		cmocka_unit_test(test_view__environ_holds_every_exported_value_exactly),
 		cmocka_unit_test(test_view__sh_single_quotes_every_value),
@@ -816,6 +885,7 @@ int main(void)
 		cmocka_unit_test(test_view__explain_never_shows_a_secret),
 		cmocka_unit_test(test_view__secret_views_are_the_ones_carrying_values),
 		cmocka_unit_test(test_view__names_map_both_ways),
+		cmocka_unit_test(test_view__format_names_from_the_table),
 		cmocka_unit_test(test_view__is_name_knows_every_file_name_and_nothing_else),
 		cmocka_unit_test(test_view__compose_single_quotes_values_and_omits_what_compose_alters),
 		cmocka_unit_test(test_view__compose_omits_values_dotenv_would_expand),

@@ -220,7 +220,7 @@ static void test_yaml_tree__nesting_deeper_than_the_limit_is_an_error(void **sta
 			 -EINVAL);
 	assert_null(doc);
 	assert_string_equal(only_diag(&d), "deep.yaml:1:129: error: nesting "
-			    "deeper than 128 levels");
+			    "deeper than 128 levels [PE003]");
 	diag_list_release(&d);
 
 	/* Exactly the limit is fine. */
@@ -280,7 +280,7 @@ static void test_yaml_tree__depth_counts_the_nodes_aliases_bring_in(void **state
 	assert_int_equal(load_alias_at_depth(88, &doc, &d), -EINVAL);
 	assert_null(doc);
 	assert_string_equal(only_diag(&d), "t.yaml:2:92: error: nesting deeper "
-			    "than 128 levels once alias *a is expanded");
+			    "than 128 levels once alias *a is expanded [PE003]");
 	diag_list_release(&d);
 }
 
@@ -324,7 +324,7 @@ static void test_yaml_tree__more_aliases_than_the_limit_is_an_error(void **state
 			 -EINVAL);
 	/* The 4097th alias, at column 5 + 3 * 4096. */
 	assert_string_equal(only_diag(&d), "a.yaml:2:12293: error: more than 4096 "
-			    "aliases");
+			    "aliases [PE003]");
 	sb_release(&sb);
 	diag_list_release(&d);
 }
@@ -356,7 +356,7 @@ static void test_yaml_tree__alias_to_an_unknown_anchor_is_an_error(void **state)
 	assert_int_equal(load_str("a: *nope\nb: &nope 1\n", &doc, &d), -EINVAL);
 	assert_null(doc);
 	assert_string_equal(only_diag(&d), "t.yaml:1:4: error: alias *nope has "
-			    "no anchor before it");
+			    "no anchor before it [PE003]");
 	diag_list_release(&d);
 }
 
@@ -402,7 +402,7 @@ static void test_yaml_tree__file_over_one_mib_is_refused_before_parsing(void **s
 	diag_list_release(&d);
 
 	assert_int_equal(ydoc_load_buffer("b", buf, size, &doc, &d), -EINVAL);
-	assert_string_equal(only_diag(&d), "b:1:1: error: file is larger than 1 MiB");
+	assert_string_equal(only_diag(&d), "b:1:1: error: file is larger than 1 MiB [PE003]");
 	diag_list_release(&d);
 
 	/* Exactly 1 MiB is allowed. */
@@ -425,7 +425,7 @@ static void test_yaml_tree__syntax_error_names_the_problem_and_its_place(void **
 	assert_null(doc);
 	assert_string_equal(only_diag(&d), "t.yaml:3:4: error: YAML syntax error: "
 			    "did not find expected key (while parsing a block "
-			    "mapping)");
+			    "mapping) [PE002]");
 	diag_list_release(&d);
 
 	assert_int_equal(load_str("a: [1, 2\n", &doc, &d), -EINVAL);

@@ -1,0 +1,107 @@
+/* history_note: noting published changes; see history_note.h. */
+#include "log.h"
+#include "history_note.h"
+
+#include "blob.h"
+#include "history_store.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+void history_stamp(const struct hist_writer *who, struct override_stamp *out)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	out->when_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+	out->has_writer = who && !who->no_ids;
+	out->uid = who ? who->uid : 0;
+	out->pid = who ? who->pid : 0;
+}
+
+/* Both epochs' directories are sorted by (backend, arch). */
+static int dir_cmp(const struct epoch_dir *a, const struct epoch_dir *b)
+{
+	int c = strcmp(a->snap->backend, b->snap->backend);
+
+	return c ? c : strcmp(a->snap->arch, b->snap->arch);
+}
+
+static int compare(struct hist_gen *g, const struct epoch *prev, const struct epoch *next)
+{
+	size_t i = 0, j = 0, np = prev ? prev->ndirs : 0, nn = next->ndirs;
+	int err = 0;
+
+	while (!err && (i < np || j < nn)) {
+		int c = i == np ? 1 : j == nn ? -1 : dir_cmp(&prev->dirs[i], &next->dirs[j]);
+
+		if (c < 0)
+			err = hist_gen_compare(g, prev->dirs[i++].snap, NULL);
+		else if (c > 0)
+			err = hist_gen_compare(g, NULL, next->dirs[j++].snap);
+		else
+			err = hist_gen_compare(g, prev->dirs[i++].snap, next->dirs[j++].snap);
+	}
+	return err;
+}
+
+void history_note(struct envfs *fs, const struct epoch *prev, const struct epoch *next,
+		  enum hist_cause cause, const char *node, const struct hist_writer *who)
+{
+	struct hist_gen g = { .generation = next->generation, .cause = cause };
+
+	if (!fs->hist.cap)
+		return;
+	if (cause == HIST_SYNC) {
+		/* Another node's: what its fence said, or nothing known (a
+		 * handler applying what a failed compare read passes NULL). */
+		node = who ? who->node : NULL;
+		if (who && who->has_cause)
+			cause = who->cause;
+	} else if (!node && fs->sync && fs->opts) {
+		node = fs->opts->so.node;
+	}
+	g.cause = cause;
+	clock_gettime(CLOCK_REALTIME, &g.when);
+	g.has_writer = who && !who->no_ids && cause != HIST_SYNC && cause != HIST_RELOAD &&
+		       cause != HIST_START;
+	g.uid = who ? who->uid : 0;
+	g.pid = who ? who->pid : 0;
+	/* The start is a mark: its values are the record's, not a change. */
+	if ((node && !(g.node = strdup(node))) ||
+	    (cause != HIST_START && compare(&g, prev, next) < 0)) {
+		log_err("out of memory noting generation %llu in the "
+			"history; it is left out", (unsigned long long)next->generation);
+		hist_gen_release(&g);
+		return;
+	}
+	pthread_mutex_lock(&fs->hist_lock);
+	history_push(&fs->hist, &g);
+	pthread_mutex_unlock(&fs->hist_lock);
+	/* A reload's generation is saved with the next change that is
+	 * not one: a config rewritten every few ms would otherwise render
+	 * and fsync the whole history on the reload thread each time, and
+	 * the kernel's invalidations it hands out would run late. */
+	if (cause != HIST_RELOAD)
+		history_store_save(fs);
+}
+
+int history_blob(struct envfs *fs, struct blob **out)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int err;
+
+	pthread_mutex_lock(&fs->hist_lock);
+	if (fs->hist.cap)
+		err = history_render_json(&fs->hist, &sb);
+	else
+		err = sb_addf(&sb, "{\"format\":\"primus-envfs-history\",\"version\":%d,"
+			      "\"keep\":0,\"generations\":[]}\n", HISTORY_VERSION);
+	pthread_mutex_unlock(&fs->hist_lock);
+	if (err == 0)
+		err = blob_from_sb(&sb, out);
+	sb_release(&sb);
+	return err;
+}

@@ -1,0 +1,512 @@
+/* The mount's sync with etcd: start, stop, keys; see syncd.h and
+ * docs/SYNC.md.
+ *
+ * An override's key is PREFIX/runs/RUN/overrides/BACKEND/ARCH/NAME and its
+ * value says what the override is: '=' followed by the value's bytes (a
+ * set; "=" alone is the empty value), or the single byte '-' (an unset:
+ * the rm of a variable a lower layer sets). A deleted key is no override
+ * (the rm of an override: the resolved value comes back). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "grow.h"
+#include "log.h"
+#include "register_backoff.h"
+#include "resolve.h"
+#include "statefile.h"
+#include "syncd_internal.h"
+#include "syncd_startread.h"
+#include "text.h"
+#include "sync_register.h"
+
+void syncd_set_error(struct syncd *sd, const char *what, const char *msg)
+{
+	size_t n = strlen(what);
+
+	pthread_mutex_lock(&sd->lock);
+	/* Cut to fit: the start of a message says the most. */
+	snprintf(sd->last_error, sizeof(sd->last_error), "%s: ", what);
+	if (n + 2 < sizeof(sd->last_error))
+		snprintf(sd->last_error + n + 2, sizeof(sd->last_error) - n - 2, "%s", msg);
+	/* One line in status. */
+	sd->last_error[strcspn(sd->last_error, "\n")] = '\0';
+	pthread_mutex_unlock(&sd->lock);
+}
+
+bool syncd_set_stalled(struct syncd *sd, bool apply, const char *key, const char *why)
+{
+	bool changed = false;
+	char *k = NULL;
+
+	if (why && key && !(k = strdup(key)))
+		return false;
+	pthread_mutex_lock(&sd->lock);
+	if (!why) {
+		if (sd->stalled[0] && sd->apply_stalled == apply) {
+			sd->stalled[0] = '\0';
+			free(sd->stalled_key);
+			sd->stalled_key = NULL;
+			changed = true;
+			log_notice("--sync: node %s applies the run's changes again",
+				sd->so->node);
+		}
+	} else if (strcmp(sd->stalled, why)) {
+		changed = !sd->stalled[0];
+		snprintf(sd->stalled, sizeof(sd->stalled), "%s", why);
+		sd->stalled[strcspn(sd->stalled, "\n")] = '\0';
+		sd->apply_stalled = apply;
+		free(sd->stalled_key);
+		sd->stalled_key = k;
+		k = NULL;
+		if (changed)
+			log_err("--sync: node %s stopped applying the run's "
+				"changes: %s", sd->so->node, sd->stalled);
+	}
+	pthread_mutex_unlock(&sd->lock);
+	free(k);
+	return changed;
+}
+
+void syncd_note_endpoint(struct syncd *sd, struct etcd_client *c)
+{
+	char *to = c == sd->cli ? sd->commit_endpoint : sd->endpoint;
+
+	pthread_mutex_lock(&sd->lock);
+	snprintf(to, sizeof(sd->endpoint), "%s", sd->api->endpoint(c));
+	pthread_mutex_unlock(&sd->lock);
+}
+
+struct syncd_key *syncd_key_find(struct syncd *sd, const char *rel)
+{
+	struct hindex_probe p;
+	size_t i;
+
+	for (i = hindex_first(&sd->keys_index, hindex_hash(rel, strlen(rel), HINDEX_SEED), &p);
+	     i != HINDEX_NONE; i = hindex_next(&sd->keys_index, &p))
+		if (!strcmp(sd->keys[i].key, rel))
+			return &sd->keys[i];
+	return NULL;
+}
+
+/* Records rel at rev (lock held). */
+int syncd_key_note(struct syncd *sd, const char *rel, int64_t rev, bool present)
+{
+	struct syncd_key *k = syncd_key_find(sd, rel);
+
+	if (!k) {
+		if (GROW(sd->keys, sd->capkeys, sd->nkeys, 16) < 0)
+			return -ENOMEM;
+		k = &sd->keys[sd->nkeys];
+		if (!(k->key = strdup(rel)))
+			return -ENOMEM;
+		if (hindex_insert(&sd->keys_index, hindex_hash(rel, strlen(rel), HINDEX_SEED),
+				  sd->nkeys) < 0) {
+			free(k->key);
+			return -ENOMEM;
+		}
+		k->seen = 0;
+		k->rev = 0;
+		k->present = k->secret = k->node_local = k->said = false;
+		sd->nkeys++;
+	}
+	if (rev >= k->rev) {
+		k->rev = rev;
+		k->present = present;
+	}
+	k->seen = sd->resync_gen;
+	return 0;
+}
+
+/* The key of backend/arch/name (caller-owned), its relative part at
+ * *rel. */
+char *syncd_key_of(struct syncd *sd, const char *backend, const char *arch,
+		   const char *name, const char **rel)
+{
+	char *k;
+
+	if (asprintf(&k, "%s%s/%s/%s", sd->prefix, backend, arch, name) < 0)
+		return NULL;
+	*rel = k + sd->prefix_len;
+	return k;
+}
+
+/* ---- start ---------------------------------------------------------------- */
+
+bool syncd_ignore_node_key(struct syncd *sd, const struct world *w, const char *rel,
+			   const char *name)
+{
+	struct strbuf q = STRBUF_INIT;
+	struct syncd_key *k;
+	bool say;
+	char *key;
+
+	if (!w || !world_node_scoped(w, name))
+		return false;
+	pthread_mutex_lock(&sd->lock);
+	if (!(k = syncd_key_find(sd, rel)) && syncd_key_note(sd, rel, 0, false) == 0)
+		k = syncd_key_find(sd, rel);
+	/* Without memory to remember it, said again next time. */
+	say = !k || !k->said;
+	if (k)
+		k->said = true;
+	pthread_mutex_unlock(&sd->lock);
+	if (!say)
+		return true;
+	/* Quoted and escaped: a key is any bytes (its prefix is the user's). */
+	if (asprintf(&key, "%s%s", sd->prefix, rel) >= 0) {
+		if (text_quote(&q, key, strlen(key), 300) == 0)
+			log_warn("--sync: ignoring %s: %s is node-scoped (scope: node), each node "
+				 "keeps its own (docs/SYNC.md)", sb_str(&q), name);
+		free(key);
+	}
+	sb_release(&q);
+	return true;
+}
+
+/* Monotonic ms, the start-up retries' clock. */
+static int64_t mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	nanosleep(&(struct timespec){ ms / 1000, (long)(ms % 1000) * 1000000L }, NULL);
+}
+
+/* Whether a failed start-up call is tried again (after the wait): a busy
+ * cluster's failure, within the start's budget. */
+static bool start_again(struct start_retry *sr, int err)
+{
+	unsigned wait;
+
+	if (start_retry_next(sr, err, mono_ms(), &wait) < 0)
+		return false;
+	sleep_ms(wait);
+	return true;
+}
+
+static const char *budget_note(const struct start_retry *sr, int err)
+{
+	return start_retry_busy(err) && sr->failures ?
+	       " (etcd stayed busy for the whole start-up budget)" : "";
+}
+
+/* The start-up read: every override etcd has for the run, kept for
+ * syncd_take_startup (which needs the specs to know the node-scoped
+ * names); a busy cluster's failures tried again within the budget. The
+ * member's own answer first, taken only when it holds the name's claim
+ * (syncd_startread.h), so that it shows every write acknowledged before
+ * this mount started. */
+static int read_all(struct syncd *sd, struct start_retry *sr)
+{
+	struct start_read rd;
+	int64_t rev = 0;
+	unsigned wait;
+	int err;
+
+	start_read_init(&rd, sync_register_claim_revision(sd->reg));
+	for (;;) {
+		err = syncd_read_prefix(sd, sd->cli, true, start_read_serializable(&rd),
+					&sd->startup, &rev);
+		if ((err = start_read_check(&rd, err, rev, &sr->seed, &wait)) == 0)
+			break;
+		syncd_items_free(sd->startup);
+		sd->startup = NULL;
+		if (err > 0) {
+			sleep_ms(wait);
+			continue;
+		}
+		if (err != -ENOMEM && start_again(sr, err))
+			continue;
+		if (err != -ENOMEM)
+			log_err("--sync: cannot read %s: %s%s", sd->prefix,
+				sd->api->errmsg(sd->cli), budget_note(sr, err));
+		return err;
+	}
+	sd->start_rev = rev;
+	sd->applied_rev = sd->seen_rev = rev;
+	return 0;
+}
+
+int syncd_take_startup(struct syncd *sd, const struct world *w)
+{
+	struct envfs *fs = sd->fs;
+	struct syncd_item *it, **pp;
+	char buf[1024], *b, *a, *n;
+	bool changed = false;
+	int err = 0;
+
+	/* The node-scoped names' keys out first: sd->lock is never taken
+	 * under ov_lock (status takes them the other way round). */
+	for (pp = &sd->startup; (it = *pp);) {
+		if (syncd_key_split(it->key, buf, sizeof(buf), &b, &a, &n) &&
+		    syncd_ignore_node_key(sd, w, it->key, n)) {
+			*pp = it->next;
+			it->next = NULL;
+			syncd_items_free(it);
+			continue;
+		}
+		pp = &it->next;
+	}
+	pthread_mutex_lock(&fs->ov_lock);
+	for (it = sd->startup; it && err == 0; it = it->next) {
+		const struct override *o;
+
+		/* drop: not taken (startup items are never deletions). */
+		it->drop = true;
+		if (!syncd_key_split(it->key, buf, sizeof(buf), &b, &a, &n))
+			continue;
+		o = override_set_find(&fs->ov, b, a, n);
+		/* A secret of this node stays its own. */
+		if (o && o->private)
+			continue;
+		if ((err = override_set_put(&fs->ov, b, a, n, it->value, it->len)) == 0)
+			it->drop = false;
+		changed = true;
+	}
+	if (err == 0 && changed && fs->state_path &&
+	    (err = statefile_save(fs->state_path, &fs->ov)) < 0)
+		log_err("cannot save the state to %s: %s",
+			fs->state_path, strerror(-err));
+	pthread_mutex_unlock(&fs->ov_lock);
+	pthread_mutex_lock(&sd->lock);
+	for (it = sd->startup; it && err == 0; it = it->next)
+		if (!it->drop)
+			err = syncd_key_note(sd, it->key, it->rev, true);
+	pthread_mutex_unlock(&sd->lock);
+	syncd_items_free(sd->startup);
+	sd->startup = NULL;
+	if (err == -ENOMEM)
+		log_err("--sync: %s", strerror(ENOMEM));
+	return err;
+}
+
+/* The bound of the history's read of a revision's writer (writer_of). */
+#define WRITER_READ_MS 300
+
+int syncd_new(struct envfs *fs, const struct sync_opts *so, struct syncd **out)
+{
+	struct syncd *sd = calloc(1, sizeof(*sd));
+	struct start_retry sr;
+	struct etcd_status st;
+	char msg[1024];
+	int err;
+
+	*out = NULL;
+	if (!sd) {
+		log_err("%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&sd->lock, NULL);
+	pthread_cond_init(&sd->cond, NULL);
+	sd->tail = &sd->head;
+	sd->fs = fs;
+	sd->so = so;
+	snprintf(sd->last_error, sizeof(sd->last_error), "none");
+	if ((err = sync_load(&sd->api, msg, sizeof(msg))) < 0) {
+		log_err("--sync: %s", msg);
+		err = err == -EINVAL ? -EIO : err;
+		goto out;
+	}
+	/* -EINVAL from open alone: the options are wrong (a usage error). */
+	if ((err = sd->api->open(&sd->cli, so, msg, sizeof(msg))) < 0) {
+		log_err("--sync: %s", msg);
+		goto out;
+	}
+	/* The mounts of a job start together: their first calls spread over
+	 * a second, and a busy cluster's failures of the start-up's calls
+	 * tried again (register_backoff.h), so that 1,024 of them neither
+	 * fall on etcd in step nor fail against a healthy cluster they
+	 * overload for a moment. */
+	start_retry_init(&sr, so->timeout_ms, 0, register_seed());
+	sleep_ms(register_start_delay_ms(&sr.seed));
+	sr.start_ms = mono_ms();
+	while ((err = sd->api->connect(sd->cli, &st)) < 0 && start_again(&sr, err))
+		;
+	if (err < 0) {
+		log_err("--sync %s: %s%s", so->endpoints, sd->api->errmsg(sd->cli),
+			budget_note(&sr, err));
+		err = err == -EINVAL ? -EIO : err;
+		goto out;
+	}
+	sd->member = st.member_id;
+	syncd_note_endpoint(sd, sd->cli);
+	/* The watch starts where the first call went. */
+	memcpy(sd->endpoint, sd->commit_endpoint, sizeof(sd->endpoint));
+	err = -ENOMEM;
+	if (asprintf(&sd->prefix, "%s/runs/%s/overrides/", so->prefix, so->run) < 0) {
+		sd->prefix = NULL;
+		goto out;
+	}
+	sd->prefix_len = strlen(sd->prefix);
+	if ((err = sd->api->dup(&sd->wcli, sd->cli)) < 0)
+		goto out;
+	/* sync-verify: the registration, with a client of its own. The
+	 * name first: a mount refused it must leave the holder's --state
+	 * and fence alone (a fence moved under the holder fails its next
+	 * commit's compare), and one that waits for a dead holder moves
+	 * the fence only once that holder's lease ended. */
+	{
+		struct etcd_client *rc;
+
+		if ((err = sd->api->dup(&rc, sd->cli)) < 0 ||
+		    (err = sync_register_new(sd->api, rc, so, &sd->reg)) < 0 ||
+		    (err = sync_register_claim(sd->reg, fs->opts->mountpoint, &sr)) < 0)
+			goto out;
+	}
+	if ((err = read_all(sd, &sr)) < 0)
+		goto out;
+	/* The fence (syncd_commit.c): clients of its own, so that a
+	 * shutdown's interrupt of the commits' client leaves one to move
+	 * it with. */
+	err = -ENOMEM;
+	if (asprintf(&sd->fence_key, "%s/runs/%s/fence/%s", so->prefix, so->run, so->node) < 0) {
+		sd->fence_key = NULL;
+		goto out;
+	}
+	if (getrandom(&sd->fence_nonce, sizeof(sd->fence_nonce), 0) != sizeof(sd->fence_nonce))
+		sd->fence_nonce = (uint64_t)time(NULL) << 20 ^ (uint64_t)getpid();
+	if ((err = sd->api->dup(&sd->fcli, sd->cli)) < 0 ||
+	    (err = sd->api->dup(&sd->scli, sd->cli)) < 0 ||
+	    (err = sd->api->dup(&sd->hcli, sd->cli)) < 0)
+		goto out;
+	sd->api->set_bound(sd->scli, SHUTDOWN_FENCE_MS);
+	/* Who wrote a revision is for the history only: the applier asks it
+	 * before each remote change, and a slow member must not hold every
+	 * change back for a whole --sync-timeout (the writer is then shown
+	 * as not known). */
+	sd->api->set_bound(sd->hcli, so->timeout_ms < WRITER_READ_MS ? so->timeout_ms :
+				     WRITER_READ_MS);
+	if ((err = syncd_fence_init(sd)) < 0)
+		goto out;
+	*out = sd;
+	sd = NULL;
+out:
+	syncd_free(sd);
+	return err;
+}
+
+/* ==== NODE REGISTRATION (sync-verify, fs/syncd/sync_register.c) ==========
+ * Called after every publish of new snapshots: at start, after a reload
+ * and after every commit, local or from etcd, with publish_lock held but
+ * at start. The registration puts the node record (node_record_build)
+ * under its lease; it must not wait on etcd here (hand the work to its
+ * own thread). sync-verify's calls go in lines of their own below. */
+void syncd_published(struct syncd *sd)
+{
+	char behind[sizeof(sd->stalled)];
+	struct epoch *e;
+	int64_t rev;
+
+	if (!sd || !sd->reg)
+		return;
+	pthread_mutex_lock(&sd->lock);
+	rev = sd->applied_rev;
+	memcpy(behind, sd->stalled, sizeof(behind));
+	pthread_mutex_unlock(&sd->lock);
+	e = epoch_current(&sd->fs->state);
+	sync_register_publish(sd->reg, e, rev, behind[0] ? behind : NULL);
+	epoch_unref(e);
+}
+/* ==== end of NODE REGISTRATION ========================================== */
+
+int syncd_start(struct syncd *sd)
+{
+	sigset_t all, old;
+	int err;
+
+	/* Under publish_lock as every publish: the reload thread may run. */
+	pthread_mutex_lock(&sd->fs->publish_lock);
+	syncd_published(sd);
+	pthread_mutex_unlock(&sd->fs->publish_lock);
+	/* Termination signals belong to the FUSE loop's thread, which ends
+	 * the session on them: the threads started here (they inherit the
+	 * mask) must never take one, or an idle mount would not wake. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	/* The registration's thread. */
+	if ((err = sync_register_start(sd->reg)) < 0) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return err;
+	}
+	if ((err = -pthread_create(&sd->applier, NULL, syncd_apply_main, sd)) < 0)
+		goto fail;
+	if ((err = -pthread_create(&sd->watcher, NULL, syncd_watch_main, sd)) < 0) {
+		pthread_mutex_lock(&sd->lock);
+		sd->stop = true;
+		pthread_cond_broadcast(&sd->cond);
+		pthread_mutex_unlock(&sd->lock);
+		pthread_join(sd->applier, NULL);
+		goto fail;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	sd->started = true;
+	return 0;
+fail:
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	log_err("--sync: cannot start its threads: %s", strerror(-err));
+	return err;
+}
+
+void syncd_stop(struct syncd *sd)
+{
+	if (!sd || !sd->started)
+		return;
+	pthread_mutex_lock(&sd->lock);
+	sd->stop = true;
+	pthread_cond_broadcast(&sd->cond);
+	pthread_mutex_unlock(&sd->lock);
+	sd->api->interrupt(sd->wcli);
+	sd->api->interrupt(sd->hcli);
+	/* The applier may be learning a write's outcome. */
+	syncd_interrupt(sd);
+	pthread_join(sd->watcher, NULL);
+	pthread_join(sd->applier, NULL);
+	sd->started = false;
+}
+
+void syncd_free(struct syncd *sd)
+{
+	size_t i;
+
+	if (!sd)
+		return;
+	syncd_stop(sd);
+	/* sync-verify: leaves the registry (revokes the lease). */
+	sync_register_free(sd->reg);
+	syncd_items_free(sd->head);
+	syncd_items_free(sd->startup);
+	for (i = 0; i < sd->nkeys; i++)
+		free(sd->keys[i].key);
+	free(sd->keys);
+	hindex_release(&sd->keys_index);
+	free(sd->stalled_key);
+	syncd_unknown_release(sd);
+	syncd_items_free(sd->fresh);
+	if (sd->wcli)
+		sd->api->close(sd->wcli);
+	if (sd->fcli)
+		sd->api->close(sd->fcli);
+	if (sd->scli)
+		sd->api->close(sd->scli);
+	if (sd->hcli)
+		sd->api->close(sd->hcli);
+	free(sd->fence_key);
+	if (sd->cli)
+		sd->api->close(sd->cli);
+	free(sd->prefix);
+	pthread_cond_destroy(&sd->cond);
+	pthread_mutex_destroy(&sd->lock);
+	free(sd);
+}
+

@@ -1,0 +1,531 @@
+/* syncd_commit: a local change into etcd before --state; see syncd.h.
+ *
+ * The fence. A txn whose answer is lost (a timeout, a member stopped
+ * with the request in its socket, a leader change) may still be applied
+ * by etcd later, when nobody waits for it. So every commit's txn also
+ * compares this node's fence key (PREFIX/runs/RUN/fence/NODE) with the
+ * mod_revision the node left it at, and puts a token of its own there.
+ * A writer that lost its answer moves the fence (a txn on the same
+ * compare) before it answers: if the move succeeds, the lost txn can
+ * never pass its compare, and EIO means applied nowhere; if the move's
+ * compare fails, the fence holds the commit's token, and the commit did
+ * apply (close() returns 0). Only when no member takes the move within
+ * the bound is the outcome unknown (ETIMEDOUT): status names the write,
+ * and the next commit or the watch's return learns it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "history_note.h"
+#include "log.h"
+#include "resolve.h"
+#include "snapshot.h"
+#include "syncd_internal.h"
+
+/* Marks backend/arch/name as kept on the node, for status: a secret, or
+ * a node-scoped name. */
+static int note_local(struct syncd *sd, const char *backend, const char *arch,
+		      const char *name, bool secret)
+{
+	const char *rel;
+	char *key = syncd_key_of(sd, backend, arch, name, &rel);
+	struct syncd_key *k;
+	int err = -ENOMEM;
+
+	if (!key)
+		return err;
+	pthread_mutex_lock(&sd->lock);
+	if (!(k = syncd_key_find(sd, rel)) && (err = syncd_key_note(sd, rel, 0, false)) == 0)
+		k = syncd_key_find(sd, rel);
+	if (k) {
+		if (secret)
+			k->secret = true;
+		else
+			k->node_local = true;
+		err = 0;
+	}
+	pthread_mutex_unlock(&sd->lock);
+	free(key);
+	return err;
+}
+
+static unsigned elapsed_ms(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (unsigned)((t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+bool syncd_may_retry(struct syncd *sd, unsigned attempt, const struct timespec *t0)
+{
+	/* Each try re-reads, applies and resolves again (more than the
+	 * bare txn of before): the whole bound, so that racing writers on
+	 * a slow node still get through. */
+	if (attempt < 20 && elapsed_ms(t0) <= sd->so->timeout_ms)
+		return true;
+	syncd_set_error(sd, "commit", "the keys kept changing under concurrent writes");
+	return false;
+}
+
+/* A fence value no other write has: kind 'c' (a commit) or 'f' (a
+ * move), the mount's nonce and a count. */
+static void make_token(struct syncd *sd, char kind, char *out, size_t n)
+{
+	snprintf(out, n, "%c %016llx %llu", kind, (unsigned long long)sd->fence_nonce,
+		 (unsigned long long)++sd->fence_seq);
+}
+
+/* A commit's token, and who made it: the fence key is in the commit's
+ * revision, so another node reads there what its history says of it
+ * (syncd_watch.c). */
+static void commit_token(struct syncd *sd, const struct hist_writer *who, const char *cause,
+			 char *out, size_t n)
+{
+	size_t len;
+
+	make_token(sd, 'c', out, n);
+	len = strlen(out);
+	if (who && !who->no_ids)
+		snprintf(out + len, n - len, " %s %u %d", cause, who->uid, who->pid);
+	else
+		snprintf(out + len, n - len, " %s - -", cause);
+}
+
+static bool holds(const struct etcd_kv *kv, const char *token)
+{
+	return token && kv->value_len == strlen(token) && !memcmp(kv->value, token, kv->value_len);
+}
+
+/* Reads the fence: sd->fence_rev follows it. 1 when it holds token (the
+ * commit of that token applied, at *rev), 0 when not, or a negative
+ * errno. */
+static int fence_read(struct syncd *sd, struct etcd_client *c, const char *token, int64_t *rev)
+{
+	struct etcd_range r = { 0 };
+	int err;
+
+	if ((err = sd->api->get(c, sd->fence_key, &r)) == 0) {
+		/* Deleted by hand: compares then see 0, as for any key gone. */
+		sd->fence_rev = r.n ? r.kvs[0].mod_revision : 0;
+		if (r.n && holds(&r.kvs[0], token)) {
+			*rev = r.kvs[0].mod_revision;
+			err = 1;
+		}
+	}
+	sd->api->range_free(&r);
+	return err;
+}
+
+/* Moves the fence past a commit of token whose answer was lost: 0 when
+ * that commit can no longer apply (it did not), 1 when it had applied
+ * (at *rev), a negative errno when etcd did not take the move. */
+static int fence_move(struct syncd *sd, struct etcd_client *c, const char *token, int64_t *rev)
+{
+	struct etcd_cmp cmp = { .key = sd->fence_key, .target = ETCD_MOD, .op = ETCD_EQ,
+				.value = sd->fence_rev };
+	struct etcd_op op = { .type = ETCD_OP_PUT, .key = sd->fence_key };
+	struct etcd_txn_result res = { 0 };
+	char move[SYNCD_TOKEN_MAX];
+	int err;
+
+	make_token(sd, 'f', move, sizeof(move));
+	op.value = move;
+	op.value_len = strlen(move);
+	if ((err = sd->api->txn(c, &cmp, 1, &op, 1, NULL, 0, &res)) < 0)
+		return err;
+	if (res.succeeded) {
+		sd->fence_rev = res.revision;
+		return 0;
+	}
+	/* The fence moved since the commit was sent: the commit itself did
+	 * (its token), or an earlier attempt of this move, which the commit
+	 * cannot pass either. */
+	return fence_read(sd, c, token, rev);
+}
+
+int syncd_fence_init(struct syncd *sd)
+{
+	char token[SYNCD_TOKEN_MAX];
+	int64_t rev;
+
+	make_token(sd, 'f', token, sizeof(token));
+	if (sd->api->put(sd->cli, sd->fence_key, token, strlen(token), 0, &rev) < 0) {
+		log_err("--sync: cannot move the node's fence %s: %s",
+			sd->fence_key, sd->api->errmsg(sd->cli));
+		return -EIO;
+	}
+	sd->fence_rev = rev;
+	return 0;
+}
+
+static void unknown_free(struct syncd_unknown *u)
+{
+	if (!u)
+		return;
+	free(u->backend);
+	free(u->arch);
+	free(u->names[0]);
+	free(u->names[1]);
+	free(u);
+}
+
+/* "B/A/N1 and B/A/N2" for the messages of u. */
+static void unknown_what(const struct syncd_unknown *u, char *out, size_t n)
+{
+	if (u->n > 1)
+		snprintf(out, n, "%s/%s/%s and %s/%s/%s", u->backend, u->arch, u->names[0],
+			 u->backend, u->arch, u->names[1]);
+	else
+		snprintf(out, n, "%s/%s/%s", u->backend, u->arch, u->names[0]);
+}
+
+int syncd_fence_resolve(struct syncd *sd, bool quick)
+{
+	struct syncd_unknown *u = sd->unknown;
+	char what[700];
+	int64_t rev = 0;
+	int r;
+
+	if (!u)
+		return 0;
+	/* quick: the applier's try, on the shutdown's client and its short
+	 * bound, since it holds publish_lock and every local write waits
+	 * behind it (the next commit tries with the whole bound). */
+	if ((r = fence_move(sd, quick || atomic_load(&sd->shutting) ? sd->scli : sd->fcli,
+			    u->token, &rev)) < 0)
+		return r;
+	unknown_what(u, what, sizeof(what));
+	/* Applied: its event comes through the watch, like another node's
+	 * (the node rolled the change back when it answered EIO). */
+	if (r == 1)
+		log_notice("--sync: the outcome of %s is known now: the write "
+			"that got ETIMEDOUT was applied, at revision %lld", what, (long long)rev);
+	else
+		log_notice("--sync: the outcome of %s is known now: not "
+			"applied, anywhere", what);
+	pthread_mutex_lock(&sd->lock);
+	sd->unknown = NULL;
+	pthread_mutex_unlock(&sd->lock);
+	unknown_free(u);
+	return 0;
+}
+
+void syncd_unknown_release(struct syncd *sd)
+{
+	struct syncd_unknown *u;
+	char what[700];
+
+	/* Under sd.lock: status and the applier's wait read it there. */
+	pthread_mutex_lock(&sd->lock);
+	u = sd->unknown;
+	sd->unknown = NULL;
+	pthread_mutex_unlock(&sd->lock);
+	if (!u)
+		return;
+	unknown_what(u, what, sizeof(what));
+	log_err("--sync: shutting down: the outcome of %s is unknown "
+		"(etcd did not answer): it may still be applied", what);
+	unknown_free(u);
+}
+
+/* Records the write of names as of unknown outcome (status names it). */
+static int unknown_note(struct syncd *sd, const char *backend, const char *arch,
+			const char *const *names, size_t n, const char *token)
+{
+	struct syncd_unknown *u = calloc(1, sizeof(*u));
+	size_t i;
+
+	if (!u || !(u->backend = strdup(backend)) || !(u->arch = strdup(arch)))
+		goto nomem;
+	for (i = 0; i < n && i < 2; i++)
+		if (!(u->names[i] = strdup(names[i])))
+			goto nomem;
+	u->n = i;
+	snprintf(u->token, sizeof(u->token), "%s", token);
+	pthread_mutex_lock(&sd->lock);
+	sd->unknown = u;
+	pthread_mutex_unlock(&sd->lock);
+	return 0;
+nomem:
+	unknown_free(u);
+	return -ENOMEM;
+}
+
+/* The txn of token got no answer (err): 1 when it applied after all (at
+ * *rev), -EIO when it is applied nowhere, -ETIMEDOUT when its outcome is
+ * unknown (status names it). uncertain: it may have been sent. */
+static int lost(struct syncd *sd, const char *backend, const char *arch,
+		const char *const *names, size_t n, const char *token, bool uncertain,
+		int64_t *rev)
+{
+	bool shutting = atomic_load(&sd->shutting);
+	char msg[700];
+	int r;
+
+	snprintf(msg, sizeof(msg), "%s", sd->api->errmsg(sd->cli));
+	if (!uncertain) {
+		syncd_set_error(sd, "commit", msg);
+		return -EIO;
+	}
+	if ((r = fence_move(sd, shutting ? sd->scli : sd->fcli, token, rev)) == 1)
+		return 1;
+	if (r == 0) {
+		/* Cut to leave room for the words that matter. */
+		msg[400] = '\0';
+		strncat(msg, "; the write is applied nowhere (the fence moved)",
+			sizeof(msg) - strlen(msg) - 1);
+		syncd_set_error(sd, "commit", msg);
+		return -EIO;
+	}
+	msg[400] = '\0';
+	strncat(msg, "; outcome unknown: the write may still be applied (status: sync_write_unknown)",
+		sizeof(msg) - strlen(msg) - 1);
+	syncd_set_error(sd, "commit", msg);
+	if (unknown_note(sd, backend, arch, names, n, token) < 0 || shutting)
+		syncd_unknown_release(sd);
+	/* Not EIO: a caller must be able to tell "may still land" from
+	 * "applied nowhere" by the errno alone (status may have learned the
+	 * outcome by the time it looks). */
+	return -ETIMEDOUT;
+}
+
+/* What etcd holds now of the n keys (a compare failed on them), as
+ * items for syncd_refresh. */
+static int read_fresh(struct syncd *sd, char *const *keys, size_t n)
+{
+	struct syncd_item *head = NULL, **tail = &head;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < n && err == 0; i++) {
+		struct etcd_range r = { 0 };
+		struct syncd_item *it;
+		const char *value = NULL;
+		size_t len = 0;
+
+		if ((err = sd->api->get(sd->cli, keys[i], &r)) < 0)
+			goto next;
+		/* A value that is not an override: nothing to recompute from;
+		 * the watch says so. */
+		if (r.n && syncd_value_decode(r.kvs[0].value, r.kvs[0].value_len, &value, &len) < 0)
+			goto next;
+		if (!(it = calloc(1, sizeof(*it))) ||
+		    !(it->key = strdup(keys[i] + sd->prefix_len)) ||
+		    (value && !(it->value = xstrndup(value, len)))) {
+			syncd_items_free(it);
+			err = -ENOMEM;
+			goto next;
+		}
+		it->kind = IT_CHANGE;
+		it->len = len;
+		it->drop = !r.n;
+		it->rev = r.n ? r.kvs[0].mod_revision : r.revision;
+		*tail = it;
+		tail = &it->next;
+next:
+		sd->api->range_free(&r);
+	}
+	syncd_items_free(sd->fresh);
+	sd->fresh = head;
+	return err;
+}
+
+void syncd_refresh(struct syncd *sd, struct inval_list *inval)
+{
+	struct syncd_item *it = sd->fresh;
+
+	sd->fresh = NULL;
+	syncd_apply_items(sd, it, NULL, inval);
+	syncd_items_free(it);
+}
+
+int syncd_commit(struct syncd *sd, const struct hist_writer *who, const char *backend,
+		 const char *arch, const char *const *names, size_t n, bool excl, const char *cause,
+		 const struct snapshot *snap)
+{
+	struct envfs *fs = sd->fs;
+	struct etcd_op ops[3];
+	struct etcd_cmp cmp[3];
+	struct etcd_txn_result res = { 0 };
+	char *keys[2] = { NULL, NULL }, *vals[2] = { NULL, NULL }, token[SYNCD_TOKEN_MAX];
+	const char *rel[2];
+	int64_t rev = 0;
+	size_t i, nops = 0;
+	int err = 0, r;
+
+	for (i = 0; i < n && i < 2; i++) {
+		const struct snap_var *v = snapshot_find(snap, names[i], strlen(names[i]));
+		const struct override *o;
+		struct etcd_op *op = &ops[nops];
+		bool secret;
+
+		pthread_mutex_lock(&fs->ov_lock);
+		o = override_set_find(&fs->ov, backend, arch, names[i]);
+		/* Secrets stay on the node: no value, no key, no hash. A
+		 * name the specs declare secret counts whatever the new
+		 * snapshot says of it: after an rm it holds no value there,
+		 * and the unset it leaves must not take other nodes' own.
+		 * So does a node-scoped name (NODE_RANK): shared, it would
+		 * give every node the writer's value. */
+		secret = (v && v->secret) || (o && o->private) ||
+			 world_secret_declared(fs->world, names[i]);
+
+		if (secret || world_node_scoped(fs->world, names[i])) {
+			pthread_mutex_unlock(&fs->ov_lock);
+			if ((err = note_local(sd, backend, arch, names[i], secret)) < 0)
+				goto out;
+			/* excl is about names[0], which is not in etcd. */
+			if (i == 0)
+				excl = false;
+			continue;
+		}
+		memset(op, 0, sizeof(*op));
+		op->type = o ? ETCD_OP_PUT : ETCD_OP_DELETE;
+		err = o ? syncd_value_encode(o->value, o->value_len, &vals[nops],
+					     &op->value_len) : 0;
+		op->value = vals[nops];
+		pthread_mutex_unlock(&fs->ov_lock);
+		if (err < 0 ||
+		    !(keys[nops] = syncd_key_of(sd, backend, arch, names[i], &rel[nops]))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		op->key = keys[nops];
+		nops++;
+	}
+	if (!nops)
+		goto out;
+	/* Shutting down: nothing is sent any more, so nothing can apply. */
+	if (atomic_load(&sd->shutting)) {
+		syncd_set_error(sd, "commit", "the mount is shutting down");
+		err = -EIO;
+		goto out;
+	}
+	/* A write of unknown outcome first: the fence must say where it is
+	 * before another commit compares it. */
+	if (sd->unknown && syncd_fence_resolve(sd, false) < 0) {
+		char msg[600];
+
+		snprintf(msg, sizeof(msg), "the outcome of an earlier write is still unknown: %s",
+			 sd->api->errmsg(sd->fcli));
+		syncd_set_error(sd, "commit", msg);
+		err = -EIO;
+		goto out;
+	}
+	/* Each key compared with the mod_revision this node has of it (0:
+	 * absent): a failed compare means another node changed it, and the
+	 * change is recomputed from what etcd has (-EAGAIN). */
+	pthread_mutex_lock(&sd->lock);
+	for (i = 0; i < nops; i++) {
+		struct syncd_key *k = syncd_key_find(sd, rel[i]);
+
+		cmp[i] = (struct etcd_cmp){ .key = keys[i], .target = ETCD_MOD, .op = ETCD_EQ,
+					    .value = excl && i == 0 ? 0 :
+						     k && k->present ? k->rev : 0 };
+	}
+	pthread_mutex_unlock(&sd->lock);
+	commit_token(sd, who, cause, token, sizeof(token));
+	cmp[nops] = (struct etcd_cmp){ .key = sd->fence_key, .target = ETCD_MOD, .op = ETCD_EQ,
+				       .value = sd->fence_rev };
+	ops[nops] = (struct etcd_op){ .type = ETCD_OP_PUT, .key = sd->fence_key, .value = token,
+				      .value_len = strlen(token) };
+	err = sd->api->txn(sd->cli, cmp, nops + 1, ops, nops + 1, NULL, 0, &res);
+	syncd_note_endpoint(sd, sd->cli);
+	if (err < 0) {
+		if ((r = lost(sd, backend, arch, names, n, token,
+			      res.uncertain || err == -EINTR, &rev)) < 0) {
+			err = r;
+			goto out;
+		}
+		err = 0;
+		res.revision = rev;
+	} else if (res.succeeded) {
+		sd->fence_rev = res.revision;
+	} else {
+		/* The fence moved: by an earlier attempt of this very txn
+		 * (its token: applied), or not by this node's commits (a
+		 * lost fence move or put applying late): the keys are then
+		 * compared again on what etcd has. */
+		if ((r = fence_read(sd, sd->cli, token, &rev)) < 0) {
+			if (res.uncertain && (r = lost(sd, backend, arch, names, n, token, true,
+						       &rev)) < 0) {
+				err = r;
+				goto out;
+			}
+			if (r < 0) {
+				syncd_set_error(sd, "commit", sd->api->errmsg(sd->cli));
+				err = -EIO;
+				goto out;
+			}
+		}
+		if (r == 1) {
+			res.revision = rev;
+		} else {
+			/* Another node wrote first: what is there now? */
+			if ((err = read_fresh(sd, keys, nops)) < 0) {
+				syncd_set_error(sd, "commit", sd->api->errmsg(sd->cli));
+				err = -EIO;
+				goto out;
+			}
+			err = excl && sd->fresh && !sd->fresh->drop &&
+			      !strcmp(sd->fresh->key, rel[0]) ? -EEXIST : -EAGAIN;
+			goto out;
+		}
+	}
+	pthread_mutex_lock(&sd->lock);
+	for (i = 0; i < nops && err == 0; i++)
+		err = syncd_key_note(sd, rel[i], res.revision, ops[i].type == ETCD_OP_PUT);
+	pthread_mutex_unlock(&sd->lock);
+out:
+	for (i = 0; i < 2; i++) {
+		free(keys[i]);
+		free(vals[i]);
+	}
+	return err;
+}
+
+bool syncd_key_present(struct syncd *sd, const char *backend, const char *arch,
+		       const char *name)
+{
+	const char *rel;
+	char *key = syncd_key_of(sd, backend, arch, name, &rel);
+	struct syncd_key *k;
+	bool present;
+
+	/* Out of memory: say present, so that nothing is dropped. */
+	if (!key)
+		return true;
+	pthread_mutex_lock(&sd->lock);
+	present = (k = syncd_key_find(sd, rel)) && k->present;
+	pthread_mutex_unlock(&sd->lock);
+	free(key);
+	return present;
+}
+
+void syncd_unshare(struct syncd *sd, const char *backend, const char *arch,
+		   const char *name)
+{
+	const char *rel;
+	char *key = syncd_key_of(sd, backend, arch, name, &rel);
+	struct syncd_key *k;
+
+	if (!key)
+		return;
+	pthread_mutex_lock(&sd->lock);
+	if ((k = syncd_key_find(sd, rel)) && k->rev > 0)
+		k->rev--;
+	pthread_mutex_unlock(&sd->lock);
+	free(key);
+}
+
+void syncd_interrupt(struct syncd *sd)
+{
+	if (!sd)
+		return;
+	atomic_store(&sd->shutting, true);
+	sd->api->interrupt(sd->cli);
+	sd->api->interrupt(sd->fcli);
+}

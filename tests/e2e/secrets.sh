@@ -1,0 +1,92 @@
+# End-to-end: which variables are secrets, and the digest that never takes
+# a secret's value in, not even hashed: a digest over values that are all
+# readable but one is a dictionary attack on that one. The digest hashes
+# environ with each secret's value replaced by <redacted>.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+# digest ENV_FILE [ARG...]: maxtext/gfx950's digest with ENV_FILE's
+# settings.
+digest() {
+	_f=$1
+	shift
+	clean "$ENVFS_BIN" resolve --env-file "$_f" "$@" -b maxtext -a gfx950 --format digest
+}
+
+# same_digest NAME A B [ARG...]: the digest does not change when only
+# NAME's value does (A to B): NAME is a secret.
+same_digest() {
+	_n=$1 _a=$2 _b=$3
+	shift 3
+	printf '%s=%s\n' "$_n" "$_a" >"$TMP/a.env"
+	printf '%s=%s\n' "$_n" "$_b" >"$TMP/b.env"
+	[ "$(digest "$TMP/a.env" "$@")" = "$(digest "$TMP/b.env" "$@")" ] ||
+		fail "$_n $*: the digest changes with the value: it is not treated as a secret"
+	clean "$ENVFS_BIN" resolve --env-file "$TMP/a.env" "$@" -b maxtext -a gfx950 \
+		--format explain >"$TMP/explain"
+	! grep -qF -- "$_a" "$TMP/explain" || fail "$_n $*: explain shows the value"
+}
+
+# other_digest NAME A B [ARG...]: the digest changes with NAME's value.
+other_digest() {
+	_n=$1 _a=$2 _b=$3
+	shift 3
+	printf '%s=%s\n' "$_n" "$_a" >"$TMP/a.env"
+	printf '%s=%s\n' "$_n" "$_b" >"$TMP/b.env"
+	[ "$(digest "$TMP/a.env" "$@")" != "$(digest "$TMP/b.env" "$@")" ] ||
+		fail "$_n $*: the digest does not change with a value that is no secret"
+}
+
+# Declared secret: true by base.yaml, and by the shipped patterns.
+for n in HF_TOKEN HUGGING_FACE_HUB_TOKEN AWS_SECRET_ACCESS_KEY OPENAI_API_KEY GITHUB_TOKEN \
+	MY_TOKEN_FILE DB_PASSWORD FTP_PASSWD S3_ACCESS_KEY SSH_PRIVATE_KEY GCP_CREDENTIALS \
+	APP_SECRET APP_SECRET_2; do
+	same_digest "$n" hunter2 hunter3
+done
+# A value that is no secret still counts.
+other_digest NCCL_DEBUG INFO WARN
+other_digest TOKENIZER_PATH /a /b
+other_digest PRIMUS_TOKENIZED_DATA_PATH /a /b
+
+# The digest is sha256 of environ with each secret's value replaced.
+printf 'HF_TOKEN=hunter2\nOPENAI_API_KEY=sk-1\nNCCL_DEBUG=INFO\n' >"$TMP/s.env"
+clean "$ENVFS_BIN" resolve --env-file "$TMP/s.env" -b maxtext -a gfx950 --format environ \
+	>"$TMP/environ"
+want=$(python3 - "$TMP/environ" <<'PY'
+import hashlib, sys
+out = []
+for e in open(sys.argv[1], "rb").read().split(b"\0")[:-1]:
+    n, _, v = e.partition(b"=")
+    if n in (b"HF_TOKEN", b"OPENAI_API_KEY"):
+        v = b"<redacted>"
+    out.append(n + b"=" + v + b"\0")
+print(hashlib.sha256(b"".join(out)).hexdigest())
+PY
+)
+[ "$(digest "$TMP/s.env")" = "$want" ] || fail "the digest is not sha256 of environ with secrets as <redacted>"
+
+# --secret NAME and --secret GLOB add names; a bad one is a usage error.
+other_digest MYCO_PIN pin-a pin-b
+same_digest MYCO_PIN pin-a pin-b --secret MYCO_PIN
+same_digest MYCO_PIN pin-a pin-b --secret 'MYCO_*'
+other_digest MYCO_PIN pin-a pin-b --secret 'OTHER_*'
+set +e
+clean "$ENVFS_BIN" resolve --secret 'A B' -b maxtext -a gfx950 >/dev/null 2>"$TMP/err"
+rc=$?
+set -e
+[ "$rc" -eq 64 ] || fail "--secret 'A B': exit $rc, want 64"
+grep -q -- '--secret "A B": not a variable name or a glob of names' "$TMP/err" ||
+	fail "--secret 'A B': $(cat "$TMP/err")"
+
+# A spec may say a matching name is no secret.
+cp -R "$ENVFS_SPECS" "$TMP/specs"
+cat >>"$TMP/specs/maxtext.yaml" <<'EOF'
+  - name: PUBLIC_TOKEN
+    secret: false
+    note: a name that only looks like a token
+EOF
+other_digest PUBLIC_TOKEN tok-a tok-b --specs "$TMP/specs"
+same_digest PUBLIC_TOKEN tok-a tok-b
+# ... and --secret still makes it one.
+same_digest PUBLIC_TOKEN tok-a tok-b --specs "$TMP/specs" --secret PUBLIC_TOKEN
+echo "ok: secrets"

@@ -1,0 +1,82 @@
+#!/bin/bash
+# The history beside --state (STATE.history): after a remount with the
+# same --state, `history` lists the earlier generations (the last
+# history=N), numbered on from them; the file is 0600 and holds no
+# secret's value; a corrupt or hostile file is named with its line on
+# stderr and the mount starts with an empty history; a file others can
+# write is refused, as the state file is.
+. "$(dirname "$0")/lib.sh"
+
+cfg="$TMP/exp.yaml"
+state="$TMP/run.state"
+hfile="$state.history"
+printf 'env:\n  NCCL_DEBUG: "INFO"\n' >"$cfg"
+dir="$MNT/env/maxtext/gfx950"
+hist() { "$ENVFS_BIN" history --mount "$MNT" maxtext/gfx950 "$@"; }
+changes() { awk '/^gen /{keep = $4 != "start"} keep' "$1"; }
+
+envfs_mount --specs "$ENVFS_SPECS" --config "$cfg" --state "$state"
+echo 7 >"$dir/NNODES"
+rm "$dir/NCCL_DEBUG"
+mv "$dir/NNODES" "$dir/NNODES_MOVED"
+py_errno "put('$dir/HF_TOKEN', 'tok-hstate-1\n')" >/dev/null
+hist >"$TMP/h1"
+envfs_umount
+[ -f "$hfile" ] || fail "no $hfile after the changes"
+[ "$(stat -c %a "$hfile")" = 600 ] || fail "$hfile has mode $(stat -c %a "$hfile")"
+! grep -q 'tok-hstate' "$hfile" || fail "$hfile holds the secret's value"
+[ "$(changes "$TMP/h1" | grep -c '^gen ')" -eq 5 ] || fail "not five changes (the secret: a create, then a write): $(cat "$TMP/h1")"
+
+# Remounted: the same changes, then the new start, numbered after them.
+envfs_mount --specs "$ENVFS_SPECS" --config "$cfg" --state "$state"
+hist >"$TMP/h2"
+changes "$TMP/h1" >"$TMP/c1"
+head -n "$(wc -l <"$TMP/c1")" <(changes "$TMP/h2") >"$TMP/c2"
+diff -u "$TMP/c1" "$TMP/c2" || fail "the remount lost or changed the history"
+for c in write rm mv; do
+	grep -qE "^gen [0-9]+  [^ ]+  $c  uid $(id -u) pid [0-9]+\$" "$TMP/h2" || fail "no $c after the remount: $(cat "$TMP/h2")"
+done
+grep -qx '  maxtext/gfx950 NCCL_DEBUG: "INFO" config -> (unset)' "$TMP/h2" || fail "rm's change: $(cat "$TMP/h2")"
+last=$(sed -n 's/^gen \([0-9]*\) .*/\1/p' "$TMP/c1" | tail -1)
+new=$(sed -n 's/^gen \([0-9]*\) .* start$/\1/p' "$TMP/h2" | tail -1)
+[ -n "$new" ] && [ "$new" -gt "$last" ] || fail "the new start is gen '$new', the last kept $last"
+"$PYTHON" "$ENVFS_SOURCE_ROOT/tests/schema_check.py" "$ENVFS_SPECS/schemas/history.schema.json" \
+	"$MNT/history" || fail "the history file of the mount is not valid"
+envfs_umount
+
+# history=2 after a remount: the last two.
+envfs_mount --specs "$ENVFS_SPECS" --config "$cfg" --state "$state" -o history=2
+[ "$(grep -o '"generation":' "$MNT/history" | wc -l)" -eq 2 ] || fail "history=2 keeps: $(cat "$MNT/history")"
+envfs_umount
+
+# Corrupt and hostile files: the file and line named, an empty history.
+ENVFS_STDERR_ALLOW="^primus-envfs: $hfile:[0-9]+: .*; the history starts empty\$"
+bad() { # bad LINE CONTENT: the file with CONTENT, whose LINE is at fault
+	printf '%b' "$2" >"$hfile"
+	chmod 600 "$hfile"
+	envfs_mount --specs "$ENVFS_SPECS" --config "$cfg" --state "$state"
+	grep -q "^primus-envfs: $hfile:$1: .*; the history starts empty\$" "$DAEMON_ERR" ||
+		fail "'$2': no message for line $1: $(cat "$DAEMON_ERR")"
+	[ "$(grep -o '"generation":' "$MNT/history" | wc -l)" -eq 1 ] &&
+		grep -q '"cause":"start"' "$MNT/history" || fail "'$2': the history: $(cat "$MNT/history")"
+	envfs_umount
+}
+bad 1 'not a history\n'
+bad 2 'primus-envfs-history 1\ngen 3 1 0 pwn - - -\n'
+bad 3 'primus-envfs-history 1\ngen 3 1 0 write - - -\nvar =maxtext =gfx950 =X 0 1 =a =x =y\n'
+bad 3 'primus-envfs-history 1\ngen 3 1 0 write - - -\nvar =maxtext =gfx950 =X 1 1 =leak - - 1 - - -\n'
+bad 3 'primus-envfs-history 1\ngen 9 1 0 write - - -\ngen 3 1 0 write - - -\n'
+bad 2 "primus-envfs-history 1\ngen 3 1 0 write 1 1 =$(head -c 70000 /dev/zero | tr '\0' a)\n"
+bad 2 'primus-envfs-history 1\ngen 3 1 0 write - - -'
+bad 2 'primus-envfs-history 1\ngen 3 1 0 write - - =a\0b\n'
+
+# A file others can write is refused, as the state file is.
+printf 'primus-envfs-history 1\n' >"$hfile"
+chmod 666 "$hfile"
+set +e
+"$ENVFS_BIN" --specs "$ENVFS_SPECS" --config "$cfg" --state "$state" -f "$MNT" 2>"$TMP/ww.err"
+rc=$?
+set -e
+[ "$rc" -ne 0 ] && grep -q "$hfile.*someone else could have written it" "$TMP/ww.err" ||
+	fail "a history file others can write: exit $rc, $(cat "$TMP/ww.err")"
+echo "ok: history_state"

@@ -1,0 +1,43 @@
+#!/bin/bash
+# Secrets on a mount: a secret's file is 0600 with stat size 0 (its length
+# is no one else's business) and reads give the value to its owner; the
+# views holding it are 0600; digest (0444) and status' digest lines do not
+# change when only a secret's value does, and do when another value does.
+. "$(dirname "$0")/lib.sh"
+
+dir="$MNT/env/maxtext/gfx950"
+# mount_digest ENV_FILE [ARG...]: mounts with ENV_FILE; prints the digest
+# file and status' digest line of maxtext/gfx950, then unmounts.
+mount_digest() {
+	envfs_mount --specs "$ENVFS_SPECS" --env-file "$@"
+	cat "$dir/digest"
+	grep '^digest maxtext/gfx950 ' "$MNT/status"
+	envfs_umount
+}
+printf 'HF_TOKEN=hunter2\nMYCO_PIN=pin-a\nNCCL_DEBUG=INFO\n' >"$TMP/a.env"
+printf 'HF_TOKEN=hunter3\nMYCO_PIN=pin-b\nNCCL_DEBUG=INFO\n' >"$TMP/b.env"
+printf 'HF_TOKEN=hunter2\nMYCO_PIN=pin-a\nNCCL_DEBUG=WARN\n' >"$TMP/c.env"
+da=$(mount_digest "$TMP/a.env" --secret MYCO_PIN)
+db=$(mount_digest "$TMP/b.env" -o secret=MYCO_PIN)
+dc=$(mount_digest "$TMP/c.env" --secret MYCO_PIN)
+[ "$da" = "$db" ] || fail "digest changes with a secret's value: $da / $db"
+[ "$da" != "$dc" ] || fail "digest does not change with NCCL_DEBUG"
+
+envfs_mount --specs "$ENVFS_SPECS" --env-file "$TMP/a.env" --secret MYCO_PIN
+for n in HF_TOKEN MYCO_PIN; do
+	[ "$(mode_of "$dir/$n")" = 600 ] || fail "$n: mode $(mode_of "$dir/$n")"
+	[ "$(stat -c %s "$dir/$n")" = 0 ] || fail "$n: stat size $(stat -c %s "$dir/$n"), want 0"
+done
+[ "$(cat "$dir/HF_TOKEN")" = hunter2 ] || fail "HF_TOKEN reads '$(cat "$dir/HF_TOKEN")'"
+[ "$(cat "$dir/MYCO_PIN")" = pin-a ] || fail "MYCO_PIN reads '$(cat "$dir/MYCO_PIN")'"
+[ "$(stat -c %s "$dir/NCCL_DEBUG")" = 5 ] || fail "NCCL_DEBUG: stat size $(stat -c %s "$dir/NCCL_DEBUG")"
+for v in environ env_file env.sh env.json; do
+	[ "$(mode_of "$dir/$v")" = 600 ] || fail "$v: mode $(mode_of "$dir/$v") with a secret in it"
+done
+# explain redacts: it stays readable.
+[ "$(mode_of "$dir/explain")" = 444 ] || fail "explain: mode $(mode_of "$dir/explain")"
+! grep -q 'hunter2\|pin-a' "$dir/explain" || fail "explain holds a secret's value"
+[ "$(mode_of "$dir/digest")" = 444 ] || fail "digest: mode $(mode_of "$dir/digest")"
+! grep -q 'hunter2\|pin-a' "$MNT/status" || fail "status holds a secret's value"
+envfs_umount
+echo ok
