@@ -42,6 +42,8 @@ export ETCDCTL_API=3
 fail() {
 	echo "FAIL: $*" >&2
 	etcd_dump_logs
+	# A library that runs daemons shows their last words too.
+	if declare -F test_dump_logs >/dev/null; then test_dump_logs; fi
 	exit 1
 }
 

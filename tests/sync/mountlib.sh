@@ -51,6 +51,17 @@ node_check_stderr() {
 	stderr_check "$1" "${NODE_STDERR_ALLOW:-}"
 }
 
+# Called by lib.sh's fail: the last lines each daemon wrote, since a
+# failure in CI is often explained there and nowhere else.
+test_dump_logs() {
+	local f
+	for f in "${NODE_ERR_FILES[@]}"; do
+		[ -s "$f" ] || continue
+		echo "--- last lines of $(basename "$f")" >&2
+		tail -n 15 "$f" >&2
+	done
+}
+
 # Called by lib.sh's cleanup before it kills anything: unmount every node
 # (a daemon killed while mounted leaves a dead mount behind), give the
 # daemons a moment to exit, then check their stderr.
