@@ -185,6 +185,7 @@ static void unknown_what(const struct syncd_unknown *u, char *out, size_t n)
 int syncd_fence_resolve(struct syncd *sd, bool quick)
 {
 	struct syncd_unknown *u = sd->unknown;
+	struct etcd_client *c;
 	char what[700];
 	int64_t rev = 0;
 	int r;
@@ -194,9 +195,12 @@ int syncd_fence_resolve(struct syncd *sd, bool quick)
 	/* quick: the applier's try, on the shutdown's client and its short
 	 * bound, since it holds publish_lock and every local write waits
 	 * behind it (the next commit tries with the whole bound). */
-	if ((r = fence_move(sd, quick || atomic_load(&sd->shutting) ? sd->scli : sd->fcli,
-			    u->token, &rev)) < 0)
+	c = quick || atomic_load(&sd->shutting) ? sd->scli : sd->fcli;
+	if ((r = fence_move(sd, c, u->token, &rev)) < 0) {
+		/* status says why the outcome is still unknown (sync_last_error). */
+		syncd_set_error(sd, "learning a write's outcome", sd->api->errmsg(c));
 		return r;
+	}
 	unknown_what(u, what, sizeof(what));
 	/* Applied: its event comes through the watch, like another node's
 	 * (the node rolled the change back when it answered EIO). */
