@@ -466,7 +466,7 @@ static bool maybe_remote(struct syncd *sd, const struct syncd_item *it)
 }
 
 /* How often the applier tries again to learn a write's outcome while
- * etcd answers (each try bounded by SHUTDOWN_FENCE_MS). */
+ * etcd answers (each try bounded by --sync-timeout). */
 #define LEARN_RETRY_S 1
 
 void *syncd_apply_main(void *arg)
@@ -497,12 +497,15 @@ void *syncd_apply_main(void *arg)
 			break;
 		if (!sd->head) {
 			/* A write's outcome is still unknown while etcd answers
-			 * the watch: the quick try again, every LEARN_RETRY_S,
-			 * until a try gets through (a commit also tries). */
+			 * the watch: a try every LEARN_RETRY_S, until one gets
+			 * through (a commit also tries). With the whole bound: a
+			 * loaded cluster may answer the watch yet take longer
+			 * than the quick try's 500 ms for every write, and a
+			 * local write would wait as long for its own try. */
 			pthread_mutex_unlock(&sd->lock);
 			pthread_mutex_lock(&fs->publish_lock);
 			if (sd->unknown)
-				syncd_fence_resolve(sd, true);
+				syncd_fence_resolve(sd, false);
 			pthread_mutex_unlock(&fs->publish_lock);
 			pthread_mutex_lock(&sd->lock);
 			continue;

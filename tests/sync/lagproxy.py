@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""An etcd member that lags, for tests/sync/mount_startread.sh.
+"""An etcd member that lags, for tests/sync/mount_startread.sh and
+tests/sync/learn_slow.sh.
 
     lagproxy.py PORT UPSTREAM_PORT DIR
 
@@ -14,6 +15,9 @@ applied the log only up to a revision, as the files in DIR say:
   that is behind waits until it caught up before it answers one.
 - DIR/hold_watch: a watch is not forwarded while the file exists (a
   member that is behind delivers nothing newer than what it applied).
+- DIR/txn_delay_ms (milliseconds): a txn is forwarded only after that
+  long, as a loaded cluster takes it (it still applies once forwarded,
+  whether or not the client waited for the answer).
 
 Every range is logged to DIR/ranges, one line each:
 "serializable=0|1 stale=0|1 KEY". DIR/ready is written once it listens.
@@ -72,6 +76,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     req["revision"] = stale
                 body = json.dumps(req).encode()
             log_range(serializable, stale is not None, key)
+        if self.path == "/v3/kv/txn":
+            delay = read_flag("txn_delay_ms")
+            if delay:
+                time.sleep(int(delay) / 1000.0)
         if self.path == "/v3/watch":
             while read_flag("hold_watch") is not None:
                 time.sleep(0.05)
