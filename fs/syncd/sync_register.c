@@ -390,8 +390,11 @@ static void *register_thread(void *arg)
 		int64_t now = now_ms(CLOCK_MONOTONIC), wait_until;
 		struct timespec ts;
 
+		/* A failure's retry is not due yet; the lease's renewal may
+		 * be (a cluster that times out every put may still answer
+		 * keepalives, and the lease must outlive the retries). */
 		if (now < retry_at)
-			goto sleep;
+			goto renew;
 		if (!lease) {
 			pthread_mutex_unlock(&r->lock);
 			err = r->api->lease_grant(r->cli, SYNC_LEASE_TTL, &lease, &ttl);
@@ -489,7 +492,7 @@ static void *register_thread(void *arg)
 			r->error[0] = '\0';
 		}
 renew:
-		if (now_ms(CLOCK_MONOTONIC) >= next_renew) {
+		if (lease && now_ms(CLOCK_MONOTONIC) >= next_renew) {
 			pthread_mutex_unlock(&r->lock);
 			err = r->api->lease_keepalive(r->cli, lease, &ttl);
 			if (err < 0)
@@ -497,8 +500,9 @@ renew:
 			pthread_mutex_lock(&r->lock);
 			if (err == -ENOENT) {
 				/* Expired while etcd was out of reach: a new
-				 * lease, and the record again. */
+				 * lease at once, and the record again. */
 				lease = r->lease = 0;
+				retry_at = now_ms(CLOCK_MONOTONIC);
 				continue;
 			}
 			if (err < 0) {
@@ -520,13 +524,15 @@ renew:
 		 * that grows while it stays held. */
 		if (!r->hold_rev && now_ms(CLOCK_MONOTONIC) >= retry_at)
 			retry_at = now_ms(CLOCK_MONOTONIC) + register_backoff_ms(++failures, &seed);
-sleep:
-		/* While a failure's retry is due, nothing runs before it (a
-		 * pending record or a renewal waits): never a busy loop. */
+		/* A pending record waits for its failure's retry; the
+		 * renewal does not: whichever is due first ends the wait,
+		 * and neither loops busy. */
 		now = now_ms(CLOCK_MONOTONIC);
 		if (r->stop || ((r->pending.n || r->next.n) && now >= retry_at))
 			continue;
-		wait_until = now < retry_at ? retry_at : next_renew;
+		wait_until = next_renew;
+		if (!lease || (now < retry_at && retry_at < wait_until))
+			wait_until = retry_at;
 		/* The condition variable waits on CLOCK_REALTIME: convert. */
 		clock_gettime(CLOCK_REALTIME, &ts);
 		now = wait_until - now_ms(CLOCK_MONOTONIC);

@@ -164,6 +164,9 @@ static struct {
 	struct txn_seen txn[MAXTXN];
 	size_t ntxn;
 	int64_t rev;
+	int txn_err;		/* every txn fails with it while set */
+	size_t failed_txns;
+	size_t keepalives;
 } fk = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 static int f_txn(struct etcd_client *c, const struct etcd_cmp *cmp, size_t ncmp,
@@ -177,6 +180,11 @@ static int f_txn(struct etcd_client *c, const struct etcd_cmp *cmp, size_t ncmp,
 	(void)eops;
 	(void)neops;
 	pthread_mutex_lock(&fk.mu);
+	if (fk.txn_err) {
+		fk.failed_txns++;
+		pthread_mutex_unlock(&fk.mu);
+		return fk.txn_err;
+	}
 	if (fk.ntxn < MAXTXN) {
 		struct txn_seen *t = &fk.txn[fk.ntxn];
 
@@ -217,6 +225,10 @@ static int f_keepalive(struct etcd_client *c, int64_t id, int64_t *ttl)
 	(void)id;
 	if (ttl)
 		*ttl = SYNC_LEASE_TTL;
+	pthread_mutex_lock(&fk.mu);
+	fk.keepalives++;
+	pthread_cond_broadcast(&fk.cv);
+	pthread_mutex_unlock(&fk.mu);
 	return 0;
 }
 
@@ -454,6 +466,60 @@ static void test_claim_retries_a_busy_cluster(void **state)
 	grant_fails = 0;
 }
 
+/* A cluster that answers keepalives but no txn (every record put times
+ * out, as on a loaded cluster) must not lose the node's lease: the
+ * renewal is due whatever the put's retries do. The put's failures used
+ * to loop back to the put, so the lease ran out after its TTL, and with
+ * it the record and the node name. */
+static void test_renews_while_puts_fail(void **state)
+{
+	struct node a = { .env = { "NODE_RANK=1" } };
+	char prefix[] = "/p", run[] = "r3", node[] = "n3";
+	struct sync_opts so = { .prefix = prefix, .run = run, .node = node };
+	struct sync_register *r = NULL;
+	struct epoch ea;
+	struct epoch_dir *da;
+	struct timespec ts;
+	size_t failed;
+	bool renewed;
+
+	(void)state;
+	node_load(&a);
+	assert_int_equal(resolve_all(a.w, &a.ov, &a.r), 0);
+	da = calloc(a.r->ndirs, sizeof(*da));
+	assert_non_null(da);
+	epoch_of(&a, &ea, da);
+	assert_int_equal(sync_register_new(&fake_api, NULL, &so, &r), 0);
+	assert_int_equal(sync_register_claim(r, "/mnt/z", NULL), 0);
+	pthread_mutex_lock(&fk.mu);
+	fk.txn_err = -ETIMEDOUT;
+	fk.keepalives = 0;
+	fk.failed_txns = 0;
+	pthread_mutex_unlock(&fk.mu);
+	assert_int_equal(sync_register_start(r), 0);
+	sync_register_publish(r, &ea, 5, NULL);
+
+	/* Hang guard: two TTLs (the renewal is due after a third of one). */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 2 * SYNC_LEASE_TTL;
+	pthread_mutex_lock(&fk.mu);
+	while (!fk.keepalives)
+		if (pthread_cond_timedwait(&fk.cv, &fk.mu, &ts) != 0)
+			break;
+	renewed = fk.keepalives > 0;
+	failed = fk.failed_txns;
+	pthread_mutex_unlock(&fk.mu);
+	sync_register_free(r);
+	pthread_mutex_lock(&fk.mu);
+	fk.txn_err = 0;
+	pthread_mutex_unlock(&fk.mu);
+	free(da);
+	node_release(&a);
+	/* The puts were tried, and failed, meanwhile. */
+	assert_true(failed >= 1);
+	assert_true(renewed);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -464,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_start_retry_busy_within_budget),
 		cmocka_unit_test(test_start_retry_not_busy_fails_at_once),
 		cmocka_unit_test(test_claim_retries_a_busy_cluster),
+		cmocka_unit_test(test_renews_while_puts_fail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
