@@ -186,12 +186,15 @@ static void be_a_node(void)
 /* The registration thread: lease, record, keepalives until the stop.
  * As the daemon's (fs/syncd/sync_register.c): the first call after a
  * random part of a second, each failed one again after a random wait
- * that grows with the failures. */
+ * that grows with the failures, and the lease renewed on time whatever
+ * the record's retries do (a lease left to run out while its puts are
+ * retried costs the cluster a grant and a whole record again). */
 static void *register_thread(void *arg)
 {
 	struct node *nd = arg;
 	struct bench *b = nd->b;
-	int64_t lease = 0, ttl;
+	const int64_t renew_ms = LEASE_TTL * 1000 / 3;
+	int64_t lease = 0, ttl, retry_at, next_renew = 0, now, wait;
 	unsigned failures = 0, ka_failures = 0, seed = register_seed();
 	bool put = false;
 	int err;
@@ -199,30 +202,34 @@ static void *register_thread(void *arg)
 	be_a_node();
 	if (pause_ms(b, register_start_delay_ms(&seed)))
 		return NULL;
+	retry_at = now_us() / 1000;
 	for (;;) {
-		if (!lease) {
+		now = now_us() / 1000;
+		if (!lease && now >= retry_at) {
 			if ((err = etcd_lease_grant(nd->rc, LEASE_TTL, &lease, &ttl)) < 0) {
 				lease = 0;
 				if (err == -EINTR)
 					break;
 				note_error(b, nd, "lease grant", nd->rc);
-				if (pause_ms(b, register_backoff_ms(++failures, &seed)))
-					break;
-				continue;
+				retry_at = now_us() / 1000 + register_backoff_ms(++failures, &seed);
+				goto wait;
 			}
+			next_renew = now_us() / 1000 + renew_ms;
+			ka_failures = 0;
 			put = false;
 		}
-		if (!put) {
+		if (lease && !put && now >= retry_at) {
 			if ((err = put_record(nd, lease)) < 0) {
 				if (err == -EINTR)
 					break;
 				atomic_fetch_add(&b->put_errors, 1);
 				note_error(b, nd, "putting the node record", nd->rc);
-				if (err == -ENOENT)
+				if (err == -ENOENT) {
+					atomic_fetch_add(&b->leases_lost, 1);
 					lease = 0;
-				if (pause_ms(b, register_backoff_ms(++failures, &seed)))
-					break;
-				continue;
+				}
+				retry_at = now_us() / 1000 + register_backoff_ms(++failures, &seed);
+				goto wait;
 			}
 			failures = 0;
 			put = true;
@@ -234,24 +241,37 @@ static void *register_thread(void *arg)
 				pthread_mutex_unlock(&b->mu);
 			}
 		}
-		if (pause_ms(b, ka_failures ? register_backoff_within_ms(ka_failures,
-									  LEASE_TTL * 1000 / 3, &seed)
-					    : LEASE_TTL * 1000 / 3))
-			break;
-		err = etcd_lease_keepalive(nd->rc, lease, &ttl);
-		if (err == -EINTR)
-			break;
-		atomic_fetch_add(&b->keepalives, 1);
-		ka_failures = err < 0 && err != -ENOENT ? ka_failures + 1 : 0;
-		if (err == -ENOENT) {
-			/* Expired while the cluster was too busy to renew it:
-			 * the daemon grants a new one and puts the record again. */
-			atomic_fetch_add(&b->leases_lost, 1);
-			lease = 0;
-		} else if (err < 0) {
-			atomic_fetch_add(&b->keepalive_errors, 1);
-			note_error(b, nd, "lease keepalive", nd->rc);
+		if (lease && now_us() / 1000 >= next_renew) {
+			err = etcd_lease_keepalive(nd->rc, lease, &ttl);
+			if (err == -EINTR)
+				break;
+			atomic_fetch_add(&b->keepalives, 1);
+			ka_failures = err < 0 && err != -ENOENT ? ka_failures + 1 : 0;
+			if (err == -ENOENT) {
+				/* Expired while the cluster was too busy to renew
+				 * it: the daemon grants a new one at once and puts
+				 * the record again. */
+				atomic_fetch_add(&b->leases_lost, 1);
+				lease = 0;
+				retry_at = now_us() / 1000;
+				continue;
+			}
+			if (err < 0) {
+				atomic_fetch_add(&b->keepalive_errors, 1);
+				note_error(b, nd, "lease keepalive", nd->rc);
+			}
+			next_renew = now_us() / 1000 +
+				     (ka_failures ? register_backoff_within_ms(ka_failures,
+									       (unsigned)renew_ms, &seed)
+						  : renew_ms);
 		}
+wait:
+		now = now_us() / 1000;
+		wait = lease ? next_renew - now : retry_at - now;
+		if (lease && !put && retry_at - now < wait)
+			wait = retry_at - now;
+		if (pause_ms(b, wait > 0 ? wait : 0))
+			break;
 	}
 	return NULL;
 }
