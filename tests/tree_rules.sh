@@ -12,11 +12,13 @@
 #    defines them.
 #  - fs/'s folders are layers (docs/CONVENTIONS.md, "Layers of fs/", its
 #    "layers" line): a file includes headers of its own folder and of the
-#    folders below it, and of a higher one only where that document lists
-#    the include as a "crossing"; a listed crossing that is gone fails
-#    too, so the list stays the truth. No #include "dir/x.h" in fs/: a
-#    path would reach past the include directories each folder's library
-#    is built with (fs/meson.build).
+#    folders below it, never of a higher one, so the folders include one
+#    another without a circle. There is no exception: that document lists
+#    none ("crossing" lines), and a call that has to go up goes through a
+#    table the higher folder fills (fs/daemon/envfs_hooks.h). No #include
+#    "dir/x.h" in fs/: a path would reach past the include directories
+#    each folder's library is built with (fs/meson.build), and no library
+#    there is built seeing a folder above its own.
 set -u
 root=${ENVFS_SOURCE_ROOT:?ENVFS_SOURCE_ROOT: the source tree}
 max=900
@@ -44,7 +46,7 @@ if [ "${#layers[@]}" -lt 2 ]; then
 	echo "tree_rules: docs/CONVENTIONS.md has no 'layers' line" >&2
 	fail=1
 fi
-declare -A rank=() hdir=() crossing=() seen=()
+declare -A rank=() hdir=()
 for i in "${!layers[@]}"; do
 	rank[${layers[$i]}]=$i
 done
@@ -52,7 +54,9 @@ for h in "$root"/fs/*/*.h; do
 	hdir[$(basename "$h")]=$(basename "$(dirname "$h")")
 done
 while read -r file header _; do
-	crossing["$file $header"]=1
+	echo "tree_rules: docs/CONVENTIONS.md lists the crossing '$file $header': an include" \
+		"that goes up is refused, not listed (Layers of fs/)" >&2
+	fail=1
 done < <(sed -n 's/^    crossing //p' "$conv")
 for f in "$root"/fs/*/*.[ch]; do
 	rel=${f#"$root"/}
@@ -72,21 +76,27 @@ for f in "$root"/fs/*/*.[ch]; do
 		hd=${hdir[$h]:-}
 		[ -n "$hd" ] || continue
 		if [ "${rank[$hd]}" -gt "${rank[$dir]}" ]; then
-			if [ -n "${crossing["$rel $h"]+x}" ]; then
-				seen["$rel $h"]=1
-			else
-				echo "tree_rules: $rel includes $h of fs/$hd, a higher layer than fs/$dir" \
-					"(docs/CONVENTIONS.md, Layers of fs/)" >&2
-				fail=1
-			fi
+			echo "tree_rules: $rel includes $h of fs/$hd, a higher layer than fs/$dir" \
+				"(docs/CONVENTIONS.md, Layers of fs/)" >&2
+			fail=1
 		fi
 	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
 done
-for c in "${!crossing[@]}"; do
-	if [ -z "${seen[$c]+x}" ]; then
-		echo "tree_rules: docs/CONVENTIONS.md lists the crossing '$c', which the tree" \
-			"no longer has: take it out" >&2
-		fail=1
-	fi
+# Each folder's library in fs/meson.build (static_library('envfs_DIR',
+# up to its dependencies line) sees its own folder and those below:
+# include_directories('DIR', ...) and DIR_inc name the folders it sees.
+for lib in "${layers[@]}"; do
+	block=$(sed -n "/static_library('envfs_$lib'/,/dependencies *:/p" "$root/fs/meson.build")
+	[ -n "$block" ] || continue
+	while IFS= read -r d; do
+		[ -n "${rank[$d]+x}" ] || continue
+		if [ "${rank[$d]}" -gt "${rank[$lib]}" ]; then
+			echo "tree_rules: fs/meson.build builds fs/$lib seeing fs/$d, a higher layer" \
+				"(docs/CONVENTIONS.md, Layers of fs/)" >&2
+			fail=1
+		fi
+	done < <({ grep -o "include_directories('[^)]*)" <<<"$block" |
+			grep -o "'[a-z_]*'" | tr -d "'"
+		   grep -o '\<[a-z_]*_inc\>' <<<"$block" | sed 's/_inc$//'; } | sort -u)
 done
 exit $fail

@@ -8,9 +8,7 @@
 #include "envfs.h"
 #include "history_store.h"
 #include "log.h"
-#include "reload.h"
 #include "statefile.h"
-#include "syncd.h"
 
 /* The overrides of --state, before the first load resolves with them. A
  * file that does not load stops the mount: dropping it would silently
@@ -39,9 +37,11 @@ out:
 	return err;
 }
 
-static int sync_part(void *sd, struct strbuf *out)
+static int sync_part(void *arg, struct strbuf *out)
 {
-	return syncd_status(sd, out);
+	struct envfs *fs = arg;
+
+	return fs->sync_hooks->status(fs->sync, out);
 }
 
 static int counters_part(void *arg, struct strbuf *out)
@@ -50,7 +50,9 @@ static int counters_part(void *arg, struct strbuf *out)
 	return counters_render(out);
 }
 
-int envfs_new(const struct mount_opts *opts, const char *state_path, struct envfs **out)
+int envfs_new(const struct mount_opts *opts, const char *state_path,
+	      const struct envfs_reload_hooks *reload, const struct envfs_sync_hooks *sync,
+	      struct envfs **out)
 {
 	struct envfs *fs = calloc(1, sizeof(*fs));
 	bool usage = false;
@@ -67,6 +69,8 @@ int envfs_new(const struct mount_opts *opts, const char *state_path, struct envf
 	pthread_mutex_init(&fs->live_lock, NULL);
 	pthread_mutex_init(&fs->hist_lock, NULL);
 	handles_init(&fs->handles);
+	fs->reload_hooks = reload;
+	fs->sync_hooks = sync;
 	fs->opts = opts;
 	fs->state_path = state_path;
 	fs->uid = getuid();
@@ -81,17 +85,17 @@ int envfs_new(const struct mount_opts *opts, const char *state_path, struct envf
 	}
 	/* The inputs are watched before the first load: no edit is missed. */
 	if ((err = load_state(fs)) < 0 || (err = history_store_load(fs)) < 0 ||
-	    (err = reloader_new(fs, &fs->reloader)) < 0)
+	    (err = reload->make(fs, &fs->reloader)) < 0)
 		goto out;
-	if (opts->so.endpoints && (err = syncd_new(fs, &opts->so, &fs->sync)) < 0) {
+	if (opts->so.endpoints && (err = sync->make(fs, &opts->so, &fs->sync)) < 0) {
 		usage = err == -EINVAL;
 		goto out;
 	}
-	if ((err = envfs_load_initial(fs)) < 0)
+	if ((err = reload->load_initial(fs)) < 0)
 		goto out;
 	/* status: the sync lines, then the request counters, after the
 	 * epoch's text. */
-	if ((fs->sync && (err = status_part_add(&fs->status_parts, sync_part, fs->sync)) < 0) ||
+	if ((fs->sync && (err = status_part_add(&fs->status_parts, sync_part, fs)) < 0) ||
 	    (err = status_part_add(&fs->status_parts, counters_part, NULL)) < 0)
 		goto out;
 	*out = fs;
@@ -106,9 +110,10 @@ int envfs_start(struct envfs *fs)
 {
 	int err;
 
-	if ((err = reloader_start(fs->reloader)) < 0 || (err = history_store_start(fs)) < 0)
+	if ((err = fs->reload_hooks->start(fs->reloader)) < 0 ||
+	    (err = history_store_start(fs)) < 0)
 		return err;
-	return fs->sync ? syncd_start(fs->sync) : 0;
+	return fs->sync ? fs->sync_hooks->start(fs->sync) : 0;
 }
 
 int envfs_stop(struct envfs *fs)
@@ -117,8 +122,9 @@ int envfs_stop(struct envfs *fs)
 		return 0;
 	/* The sync applier hands the reload thread invalidations: it stops
 	 * first. */
-	syncd_stop(fs->sync);
-	if (reloader_free(fs->reloader) < 0)
+	if (fs->sync)
+		fs->sync_hooks->stop(fs->sync);
+	if (fs->reloader && fs->reload_hooks->free(fs->reloader) < 0)
 		return -ETIMEDOUT;
 	fs->reloader = NULL;
 	/* After the threads that note generations: the history's last save
@@ -135,7 +141,8 @@ void envfs_free(struct envfs *fs)
 	 * stop may still read all of this: left alone. */
 	if (envfs_stop(fs) < 0)
 		return;
-	syncd_free(fs->sync);
+	if (fs->sync)
+		fs->sync_hooks->free(fs->sync);
 	/* No handler runs any more: free what the kernel opened and never
 	 * released (a SIGTERM, an unmount while a process still had files
 	 * open). */

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "envfs_fuse.h"
+#include "envfs_hooks.h"
 #include "handles.h"
 #include "history.h"
 #include "mount_opts.h"
@@ -78,8 +79,12 @@ struct envfs {
 	 * descriptors (procfd.h); 0 when /proc did not say. */
 	dev_t dev;
 	struct fuse_session *se;         /* set once mounted */
-	struct reloader *reloader;       /* owned */
-	struct syncd *sync;              /* --sync (syncd.h); owned, or NULL */
+	struct reloader *reloader;       /* owned, through reload_hooks */
+	struct syncd *sync;              /* --sync; owned, or NULL */
+	/* What reloader and sync are reached through (envfs_hooks.h):
+	 * borrowed from cmd_mount, set first, never changed. */
+	const struct envfs_reload_hooks *reload_hooks;
+	const struct envfs_sync_hooks *sync_hooks;
 	/* Open write handles (ll_write.c), so the truncate the kernel sends
 	 * for an O_TRUNC open is applied to that open, not committed.
 	 * Guarded by wopen_lock. */
@@ -116,15 +121,18 @@ struct envfs {
 };
 
 /* Builds the daemon for opts and --state's resolved path state_path
- * (NULL: none), both borrowed for its whole life: the --state overrides
- * and history read, the inputs watched (reload.h) and, with --sync,
- * etcd's overrides read (syncd.h), then the first load published
- * (envfs_load_initial). No thread is started. *out is caller-owned:
- * envfs_free(). Returns 0; -EINVAL only when the --sync options are wrong
+ * (NULL: none): the --state overrides and history read, the inputs
+ * watched (reload->make) and, with --sync, etcd's overrides read
+ * (sync->make), then the first load published (reload->load_initial).
+ * opts, state_path and both tables are borrowed for the daemon's whole
+ * life. No thread is started. *out is caller-owned: envfs_free().
+ * Returns 0; -EINVAL only when the --sync options are wrong
  * (a usage error); another negative errno for any other failure (one
  * that is -EINVAL where it happens, a state file that does not parse, is
  * -EIO here). Every failure is said in the log. */
-int envfs_new(const struct mount_opts *opts, const char *state_path, struct envfs **out);
+int envfs_new(const struct mount_opts *opts, const char *state_path,
+	      const struct envfs_reload_hooks *reload, const struct envfs_sync_hooks *sync,
+	      struct envfs **out);
 /* Starts the reload thread, then with --sync the sync threads. Only
  * after the fork that daemonizes (threads do not survive it). Returns 0
  * or a negative errno; envfs_stop stops what did start. */

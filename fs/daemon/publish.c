@@ -1,7 +1,6 @@
 /* The one publish of a new epoch; see publish.h. */
 #include "log.h"
 #include "publish.h"
-#include "syncd.h"
 
 int envfs_stage(struct epoch *prev, struct epoch *next, struct inval_list *inval)
 {
@@ -45,5 +44,5 @@ void envfs_publish(struct envfs *fs, struct envfs_next *p, struct inval_list *in
 	/* A failed load too: the record says the node serves the last good
 	 * resolution, and why. */
 	if (fs->sync)
-		syncd_published(fs->sync);
+		fs->sync_hooks->published(fs->sync);
 }

@@ -58,7 +58,7 @@ struct envfs_next {
  * answers reach the kernel before the invalidations do, then appends to
  * inval what the kernel holds stale (inval_diff with the tree), frees
  * what is replaced, and with --sync hands the node record on
- * (syncd_published). Out of memory loses invalidations (said in the
+ * (fs->sync_hooks->published). Out of memory loses invalidations (said in the
  * log), never the publish. */
 void envfs_publish(struct envfs *fs, struct envfs_next *p, struct inval_list *inval);
 

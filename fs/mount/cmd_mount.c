@@ -126,7 +126,7 @@ int cmd_mount(int argc, char **argv, bool as_helper)
 	/* Before anything is read: one daemon per state file. */
 	if (mo.ci.state && state_lock_take(mo.ci.state, &slock) < 0)
 		goto out;
-	if ((res = envfs_new(&mo, slock.path, &fs)) < 0) {
+	if ((res = envfs_new(&mo, slock.path, &reload_hooks, &syncd_hooks, &fs)) < 0) {
 		ret = res == -EINVAL ? CLI_EX_USAGE : 2;
 		goto out;
 	}

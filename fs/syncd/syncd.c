@@ -510,3 +510,18 @@ void syncd_free(struct syncd *sd)
 	free(sd);
 }
 
+
+const struct envfs_sync_hooks syncd_hooks = {
+	.make = syncd_new,
+	.start = syncd_start,
+	.stop = syncd_stop,
+	.free = syncd_free,
+	.status = syncd_status,
+	.take_startup = syncd_take_startup,
+	.published = syncd_published,
+	.commit = syncd_commit,
+	.key_present = syncd_key_present,
+	.refresh = syncd_refresh,
+	.may_retry = syncd_may_retry,
+	.unshare = syncd_unshare,
+};

@@ -115,4 +115,8 @@ void syncd_published(struct syncd *sd);
  * from request handlers: never waits on etcd. 0 or -ENOMEM. */
 int syncd_status(struct syncd *sd, struct strbuf *out);
 
+/* The functions above that fs/daemon and fs/update call, as they call
+ * them (envfs_hooks.h): the mount hands this table to envfs_new. */
+extern const struct envfs_sync_hooks syncd_hooks;
+
 #endif

@@ -13,7 +13,6 @@
 #include "publish.h"
 #include "statefile.h"
 #include "status.h"
-#include "syncd.h"
 
 /* One change to fs->ov and what it replaced, for the rollback. */
 struct change {
@@ -159,7 +158,7 @@ static enum hist_cause cause_of(const struct change *ch, size_t nch, unsigned fl
 	return ch[0].remove ? HIST_RM : HIST_WRITE;
 }
 
-/* --sync: the names of ch, for syncd_commit. */
+/* --sync: the names of ch, for its commit (syncd_commit). */
 static int share(struct envfs *fs, const char *backend, const char *arch,
 		 const struct change *ch, size_t nch, unsigned flags,
 		 const struct snapshot *snap)
@@ -171,8 +170,9 @@ static int share(struct envfs *fs, const char *backend, const char *arch,
 		return 0;
 	for (i = 0; i < nch && i < 2; i++)
 		names[i] = ch[i].name;
-	return syncd_commit(fs->sync, ch[0].who, backend, arch, names, i, flags & APPLY_EXCL,
-			    hist_cause_name(cause_of(ch, nch, flags)), snap);
+	return fs->sync_hooks->commit(fs->sync, ch[0].who, backend, arch, names, i,
+				      flags & APPLY_EXCL, hist_cause_name(cause_of(ch, nch, flags)),
+				      snap);
 }
 
 /* Applies changes to backend/arch and publishes; publish_lock held, prev
@@ -256,11 +256,11 @@ undo:
 	 * other node's change (close() still fails). */
 	if (shared)
 		for (i = 0; i < nch; i++)
-			syncd_unshare(fs->sync, backend, arch, ch[i].name);
+			fs->sync_hooks->unshare(fs->sync, backend, arch, ch[i].name);
 	/* What a failed compare read of etcd, applied now: the caller
 	 * computes the change again from it (-EAGAIN). */
 	if (fs->sync && !(flags & APPLY_REMOTE))
-		syncd_refresh(fs->sync, inval);
+		fs->sync_hooks->refresh(fs->sync, inval);
 out:
 	sb_release(&doc);
 	for (i = 0; i < nch; i++)
@@ -299,7 +299,7 @@ static bool again(struct envfs *fs, int *err, unsigned *attempt, const struct ti
 {
 	if (*err != -EAGAIN)
 		return false;
-	if (fs->sync && syncd_may_retry(fs->sync, ++*attempt, t0))
+	if (fs->sync && fs->sync_hooks->may_retry(fs->sync, ++*attempt, t0))
 		return true;
 	*err = -EIO;
 	return false;
@@ -404,7 +404,7 @@ int commit_uncreate(struct envfs *fs, const struct hist_writer *who, const char 
 	pending = o && o->pending;
 	pthread_mutex_unlock(&fs->ov_lock);
 	/* Another node's value (an O_EXCL close that lost) stays. */
-	if (pending && !syncd_key_present(fs->sync, backend, arch, name)) {
+	if (pending && !fs->sync_hooks->key_present(fs->sync, backend, arch, name)) {
 		e = epoch_current(&fs->state);
 		if (epoch_find_dir(e, backend, arch))
 			err = apply(fs, e, backend, arch, &ch, 1, APPLY_LOCAL, inval);

@@ -22,7 +22,6 @@
 #include "input_writers.h"
 #include "publish.h"
 #include "reload.h"
-#include "syncd.h"
 #include "status.h"
 
 /* ---- loading ---------------------------------------------------------- */
@@ -191,7 +190,8 @@ int envfs_load_initial(struct envfs *fs)
 	err = read_inputs(fs, &ld);
 	/* etcd's overrides go in once the specs say which names are the
 	 * node's own. */
-	if (err == 0 && fs->sync && (err = syncd_take_startup(fs->sync, ld.world)) < 0)
+	if (err == 0 && fs->sync &&
+	    (err = fs->sync_hooks->take_startup(fs->sync, ld.world)) < 0)
 		goto out;
 	if ((err = resolve_inputs(fs, &ld, err)) < 0) {
 		struct strbuf sb = STRBUF_INIT;
@@ -872,3 +872,10 @@ int reloader_free(struct reloader *r)
 	free(r);
 	return 0;
 }
+
+const struct envfs_reload_hooks reload_hooks = {
+	.make = reloader_new,
+	.load_initial = envfs_load_initial,
+	.start = reloader_start,
+	.free = reloader_free,
+};

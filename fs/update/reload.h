@@ -75,6 +75,10 @@ int reloader_queue_wait(struct reloader *r, struct inval_list *l, int max_ms);
  * left alone, and the process should end. Else 0. */
 int reloader_free(struct reloader *r);
 
+/* The functions above as fs/daemon calls them (envfs_hooks.h): the
+ * mount hands this table to envfs_new. */
+extern const struct envfs_reload_hooks reload_hooks;
+
 /* CLOCK_REALTIME ms from now, as the timed pthread waits take it (also
  * syncd's). */
 struct timespec reload_deadline_in(int ms);
