@@ -193,6 +193,18 @@ node_status() {
 	cat "$(node_mnt "$1")/status" 2>/dev/null || true
 }
 
+# node_wait_learned I WHAT: waits (a hang guard: 30 s, wider under TSan)
+# until node I's status names no write of unknown outcome; fails with
+# WHAT and the node's sync lines (sync_last_error says why) otherwise.
+node_wait_learned() {
+	local t
+	for t in $(seq 1 $((600 * NODE_WAIT_SCALE))); do
+		node_status "$1" | grep >/dev/null '^sync_write_unknown' || return 0
+		sleep 0.05
+	done
+	fail "$2: the outcome was never learned: $(node_status "$1" | grep '^sync')"
+}
+
 . "$(dirname "${BASH_SOURCE[0]}")/../py_errno.sh"
 
 # bulk_put FIRST LAST KEYFMT VALUE|@SIZE [PER_TXN]: puts the keys

@@ -52,12 +52,7 @@ for round in leader followers; do
 	etcd_wait_healthy
 	# The mount learns any outcome (its watch is back) before the next
 	# round commits.
-	for _ in $(seq 1 $((400 * NODE_WAIT_SCALE))); do
-		node_status 0 | grep >/dev/null '^sync_write_unknown' || break
-		sleep 0.05
-	done
-	! node_status 0 | grep >/dev/null '^sync_write_unknown' ||
-		fail "$round: the outcome was never learned: $(node_status 0 | grep '^sync')"
+	node_wait_learned 0 "$round"
 	in_etcd=$(ectl get "/primus-envfs/runs/$RUN/overrides/$DIR_BA/NCCL_DEBUG" --print-value-only)
 	in_etcd=${in_etcd#=}
 	if [ "$RC" = 1 ]; then
