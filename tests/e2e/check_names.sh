@@ -48,6 +48,23 @@ if not [x for x in d if x["severity"] == "info" and
     sys.exit("FAIL: json has no info line for NCCL_FOO")
 PY
 
+# --- the same check on the other layers a user sets: --env and --env-file ---
+check_to cli_typo -b maxtext -a gfx950 --env NCCL_IB_GID_INDX=3
+expect_rc 1 cli_typo
+expect_has cli_typo "cli: warning: NCCL_IB_GID_INDX: nothing reads this name; did you mean NCCL_IB_GID_INDEX? [PE601]" \
+	"--env misspelling: no warning with its suggestion"
+printf '# a comment\nNCCL_SOCKET_IFNAM=eth0\n' >"$TMP/typo.env"
+check_to file_typo -b maxtext -a gfx950 --env-file "$TMP/typo.env"
+expect_rc 1 file_typo
+expect_has file_typo "typo.env:2: warning: NCCL_SOCKET_IFNAM: nothing reads this name; did you mean NCCL_SOCKET_IFNAME? [PE601]" \
+	"--env-file misspelling: no warning at its line"
+
+# --- an XLA_ or JAX_ name in a TorchTitan run ---
+check_to titan_jax -b torchtitan -a gfx950 --env JAX_PLATFORMS=rocm
+expect_rc 1 titan_jax
+expect_has titan_jax "cli: warning: JAX_PLATFORMS: only XLA and JAX reads this name, and a torchtitan run does not use it [PE603]" \
+	"JAX_ name in torchtitan: no warning"
+
 # --- an XLA_ name in a Megatron run ---
 check_to megatron --config "$FIX/megatron_xla.yaml" -a gfx950
 expect_rc 1 megatron

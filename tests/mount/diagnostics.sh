@@ -59,4 +59,14 @@ grep -qE '^  .*unquoted 0\.96 is a float.*\[PE104, silenced\]$' "$MNT/env/megatr
 envfs_umount
 "$ENVFS_BIN" --specs "$ENVFS_SPECS" -o ignore=PE999 -f "$MNT" 2>"$TMP/bad.err" && fail "ignore=PE999 mounted"
 grep -q 'PE999.*not a diagnostic code' "$TMP/bad.err" || fail "ignore=PE999: $(cat "$TMP/bad.err")"
+# A name written on the mount is checked like one a config sets: a
+# misspelling gets its did-you-mean, placed at the override layer.
+envfs_mount --specs "$ENVFS_SPECS"
+! grep -q 'NCCL_IB_GID_INDX' "$MNT/diagnostics" || fail "a misspelling before any write"
+echo 3 >"$MNT/env/maxtext/gfx950/NCCL_IB_GID_INDX"
+grep -qxF 'override: warning: NCCL_IB_GID_INDX: nothing reads this name; did you mean NCCL_IB_GID_INDEX? [PE601] [maxtext/gfx950]' \
+	"$MNT/diagnostics" || fail "a misspelled name written on the mount: $(grep GID "$MNT/diagnostics")"
+rm "$MNT/env/maxtext/gfx950/NCCL_IB_GID_INDX"
+! grep -q 'NCCL_IB_GID_INDX' "$MNT/diagnostics" || fail "the warning stays after the override is removed"
+envfs_umount
 echo "ok: diagnostics"

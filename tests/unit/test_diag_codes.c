@@ -86,6 +86,32 @@ static void test_diag_codes__every_code_is_documented_in_the_man_page(void **sta
 	free(man);
 }
 
+/* The other way: the man page lists no code the table does not have (a
+ * code removed or renumbered must leave the list too). */
+static void test_diag_codes__the_man_page_lists_no_other_code(void **state)
+{
+	const char *root = getenv("ENVFS_SOURCE_ROOT");
+	char path[4096], *man, *p;
+	size_t listed = 0;
+	enum diag_code c;
+
+	(void)state;
+	assert_non_null(root);
+	snprintf(path, sizeof(path), "%s/docs/primus-envfs.1", root);
+	man = slurp(path);
+	for (p = man; (p = strstr(p, "\n.B PE")); p += 7) {
+		const char *code = p + 4;
+		size_t n = strcspn(code, "\n");
+
+		if (diag_code_parse(code, n, &c) < 0 || n != 5)
+			fail_msg("docs/primus-envfs.1 lists %.*s, which is no diagnostic code", (int)n,
+				 code);
+		listed++;
+	}
+	assert_int_equal(listed, DIAG_NCODES);
+	free(man);
+}
+
 static void test_diag_codes__a_code_is_parsed_from_its_text_in_any_case(void **state)
 {
 	enum diag_code c;
@@ -172,6 +198,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_diag_codes__codes_and_meanings_are_unique_and_well_formed),
 		cmocka_unit_test(test_diag_codes__every_code_is_documented_in_the_man_page),
+		cmocka_unit_test(test_diag_codes__the_man_page_lists_no_other_code),
 		cmocka_unit_test(test_diag_codes__a_code_is_parsed_from_its_text_in_any_case),
 		cmocka_unit_test(test_diag_codes__a_diagnostic_takes_severity_and_code_from_the_table),
 		cmocka_unit_test(test_diag_codes__silenced_diagnostics_are_kept_but_not_counted),
