@@ -83,6 +83,9 @@ struct rr_doc {
 
 /* Frees d and everything in it (plain malloc). NULL is a no-op. */
 void rr_doc_free(struct rr_doc *d);
+/* Empties d's variables (or diagnostics), keeping the array for reuse. */
+void rr_doc_drop_vars(struct rr_doc *d);
+void rr_doc_drop_diags(struct rr_doc *d);
 /* The record of s as run_record_decode() would read it back from
  * run_record_render(s, flags), built directly (no JSON in between, for
  * diff's sides resolved in this process). *out is caller-owned:

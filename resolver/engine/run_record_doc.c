@@ -25,21 +25,39 @@ static void var_release(struct rr_var *v)
 	free(v->flags);
 }
 
-void rr_doc_free(struct rr_doc *d)
+static void diag_release(struct rr_diag *d)
+{
+	free(d->severity);
+	free(d->code);
+	free(d->file);
+	free(d->message);
+}
+
+void rr_doc_drop_vars(struct rr_doc *d)
 {
 	size_t k;
 
-	if (!d)
-		return;
 	for (k = 0; k < d->nvars; k++)
 		var_release(&d->vars[k]);
+	d->nvars = 0;
+}
+
+void rr_doc_drop_diags(struct rr_doc *d)
+{
+	size_t k;
+
+	for (k = 0; k < d->ndiags; k++)
+		diag_release(&d->diags[k]);
+	d->ndiags = 0;
+}
+
+void rr_doc_free(struct rr_doc *d)
+{
+	if (!d)
+		return;
+	rr_doc_drop_vars(d);
 	free(d->vars);
-	for (k = 0; k < d->ndiags; k++) {
-		free(d->diags[k].severity);
-		free(d->diags[k].code);
-		free(d->diags[k].file);
-		free(d->diags[k].message);
-	}
+	rr_doc_drop_diags(d);
 	free(d->diags);
 	free(d->program_version);
 	free(d->backend);

@@ -83,13 +83,17 @@ int json_parse(const char *p, size_t n, struct json_value **out);
  * place). begin is called as such an array opens: a repeated key's last
  * array is the one that counts, as json_get_ex reads a repeated key.
  * item's v (NULL: null) and everything under it are borrowed for the
- * call. A negative return from either ends the parse with that value,
- * so a decoder notes a wrong shape and returns 0: the document is still
- * parsed to its end, and its other faults come first as before. */
+ * call. keep, when set, is asked about each member of an item that is an
+ * object: one it refuses is parsed (and checked) like any other but not
+ * kept, so the item holds only what the decoder reads. A negative return
+ * from begin or item ends the parse with that value, so a decoder notes a
+ * wrong shape and returns 0: the document is still parsed to its end,
+ * and its other faults come first as they would without the stream. */
 struct json_stream {
 	const char *const *keys;      /* NULL-terminated */
 	int (*begin)(void *ctx, size_t key);              /* key: index in keys */
 	int (*item)(void *ctx, size_t key, const struct json_value *v);
+	bool (*keep)(void *ctx, size_t key, const char *member, size_t len);
 	void *ctx;
 };
 

@@ -14,6 +14,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "arena.h"
 #include "grow.h"
@@ -32,6 +35,10 @@ struct parser {
 	struct arena *doc;            /* the tree's */
 	struct arena *scratch;        /* a streamed item's, cleared after it */
 	const struct json_stream *st;
+	size_t stream_key;            /* the streamed array being read */
+	bool in_item;                 /* a streamed item is being read */
+	unsigned skip;                /* >0: checked only, nothing kept */
+	struct json_value dummy;      /* what a value checked only is parsed into */
 	struct strbuf esc;            /* a string with escapes, unescaped */
 	struct json_value **items;    /* the entries of the open arrays */
 	size_t nitems, items_cap;
@@ -41,8 +48,11 @@ struct parser {
 
 static int parse_value(struct parser *ps, struct json_value **out);
 
-static void skip_space(struct parser *ps)
+static inline void skip_space(struct parser *ps)
 {
+	/* The documents this program writes have no space at all. */
+	if (ps->p < ps->end && (unsigned char)*ps->p > ' ')
+		return;
 	while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\r' ||
 				   *ps->p == '\t'))
 		ps->p++;
@@ -58,7 +68,7 @@ static bool take(struct parser *ps, const char *word, size_t n)
 
 static struct json_value *new_value(struct parser *ps, enum json_kind type)
 {
-	struct json_value *v = arena_alloc_uninit(ps->a, sizeof(*v));
+	struct json_value *v = ps->skip ? &ps->dummy : arena_alloc_uninit(ps->a, sizeof(*v));
 
 	if (v) {
 		memset(v, 0, sizeof(*v));
@@ -140,19 +150,38 @@ static int unicode_escape(struct parser *ps, struct strbuf *sb)
 #define HIGHS 0x8080808080808080ull
 
 /* The end of the plain bytes from p: the first '"', '\\' or control byte,
- * or end. Eight bytes at a time while none of them is one: the strings
- * are most of a record's bytes. The tests are exact (a word passes only
- * when it holds no such byte); the byte loop finds which one it is. */
+ * or end. Sixteen (SSE2) or eight bytes at a time while none of them is
+ * one: the strings are most of a record's bytes. */
 static const char *plain_run(const char *p, const char *end)
 {
+#ifdef __SSE2__
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+	const __m128i ctl = _mm_set1_epi8(0x1f);
+
+	while (end - p >= 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+		/* max(x, 0x1f) == 0x1f: x is a control byte (unsigned) */
+		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote),
+						      _mm_cmpeq_epi8(x, bslash)),
+					 _mm_cmpeq_epi8(_mm_max_epu8(x, ctl), ctl));
+		unsigned hit = (unsigned)_mm_movemask_epi8(m);
+
+		if (hit)
+			return p + __builtin_ctz(hit);
+		p += 16;
+	}
+#endif
 	while (end - p >= 8) {
-		uint64_t w, q, b;
+		uint64_t w, q, b, hit;
 
 		memcpy(&w, p, 8);
 		q = w ^ (ONES * '"');
 		b = w ^ (ONES * '\\');
-		if (((q - ONES) & ~q & HIGHS) | ((b - ONES) & ~b & HIGHS) |
-		    ((w - ONES * 0x20) & ~w & HIGHS))
+		/* Exact for the word as a whole: a byte is flagged only above a
+		 * true hit, so a word without one passes. */
+		hit = ((q - ONES) & ~q & HIGHS) | ((b - ONES) & ~b & HIGHS) |
+		      ((w - ONES * 0x20) & ~w & HIGHS);
+		if (hit)
 			break;
 		p += 8;
 	}
@@ -205,17 +234,20 @@ static int parse_escaped(struct parser *ps, const char *start)
 	return 0;
 }
 
-/* A string, ps->p on its opening quote: its bytes copied to the arena,
- * NUL-terminated. */
+/* A string, ps->p on its opening quote: its bytes, NUL-terminated in the
+ * arena. A value only checked gets no copy (*out NULL). */
 static int parse_string(struct parser *ps, char **out, size_t *len)
 {
 	const char *start = ++ps->p;
 	int err;
 
+	*out = NULL;
 	ps->p = plain_run(ps->p, ps->end);
 	if (ps->p < ps->end && *ps->p == '"') {
 		*len = (size_t)(ps->p - start);
 		ps->p++;
+		if (ps->skip)
+			return 0;
 		return (*out = arena_strndup(ps->a, start, *len)) ? 0 : -ENOMEM;
 	}
 	if (ps->p == ps->end || *ps->p != '\\')
@@ -223,7 +255,32 @@ static int parse_string(struct parser *ps, char **out, size_t *len)
 	if ((err = parse_escaped(ps, start)) < 0)
 		return err;
 	*len = ps->esc.len;
+	if (ps->skip)
+		return 0;
 	return (*out = arena_strndup(ps->a, ps->esc.buf, ps->esc.len)) ? 0 : -ENOMEM;
+}
+
+/* A member's key, ps->p on its opening quote, as a view (*len bytes at
+ * *out: the document's, or ps->esc's until the next string). */
+static int parse_key(struct parser *ps, const char **out, size_t *len)
+{
+	const char *start = ++ps->p;
+	int err;
+
+	ps->p = plain_run(ps->p, ps->end);
+	if (ps->p < ps->end && *ps->p == '"') {
+		*out = start;
+		*len = (size_t)(ps->p - start);
+		ps->p++;
+		return 0;
+	}
+	if (ps->p == ps->end || *ps->p != '\\')
+		return -EPROTO;
+	if ((err = parse_escaped(ps, start)) < 0)
+		return err;
+	*out = ps->esc.buf;
+	*len = ps->esc.len;
+	return 0;
 }
 
 static size_t digits(struct parser *ps)
@@ -304,12 +361,15 @@ static int parse_array(struct parser *ps, struct json_value *v)
 		struct json_value *item;
 
 		/* The stack may move while the item is parsed. */
-		if ((err = parse_value(ps, &item)) < 0 ||
-		    (err = GROW(ps->items, ps->items_cap, ps->nitems, 64)) < 0)
+		if ((err = parse_value(ps, &item)) < 0)
+			return err;
+		if (ps->skip)
+			continue;
+		if ((err = GROW(ps->items, ps->items_cap, ps->nitems, 64)) < 0)
 			return err;
 		ps->items[ps->nitems++] = item;
 	} while ((err = next_entry(ps, ']')) > 0);
-	if (err < 0)
+	if (err < 0 || ps->skip)
 		return err;
 	v->len = ps->nitems - base;
 	if (!(v->items = arena_alloc_uninit(ps->a, v->len * sizeof(*v->items))))
@@ -351,6 +411,8 @@ static int stream_array(struct parser *ps, size_t key, struct json_value **out)
 		return 0;
 	}
 	ps->a = ps->scratch;
+	ps->in_item = true;
+	ps->stream_key = key;
 	do {
 		struct json_value *item;
 
@@ -360,8 +422,17 @@ static int stream_array(struct parser *ps, size_t key, struct json_value **out)
 		arena_clear(ps->scratch);
 	} while ((err = next_entry(ps, ']')) > 0);
 	ps->a = ps->doc;
+	ps->in_item = false;
 	ps->depth--;
 	return err;
+}
+
+/* Whether the member key (n bytes) of the object being read is only
+ * checked: in a streamed item, one the stream does not keep. */
+static bool dropped(const struct parser *ps, const char *key, size_t n)
+{
+	return ps->in_item && !ps->skip && ps->depth == 3 && ps->st->keep &&
+	       !ps->st->keep(ps->st->ctx, ps->stream_key, key, n);
 }
 
 /* { "key": value, ... }, ps->p on the '{'. */
@@ -377,35 +448,39 @@ static int parse_object(struct parser *ps, struct json_value *v)
 		return 0;
 	}
 	do {
-		struct json_member *m;
-		struct json_value *val;
-		int key;
+		struct json_member m = { NULL, 0, NULL };
+		const char *key;
+		bool drop;
+		int sk;
 
 		skip_space(ps);
 		if (ps->p == ps->end || *ps->p != '"')
 			return -EPROTO;
-		if ((err = GROW(ps->members, ps->members_cap, ps->nmembers, 64)) < 0)
+		if ((err = parse_key(ps, &key, &m.key_len)) < 0)
 			return err;
-		m = &ps->members[ps->nmembers];
-		if ((err = parse_string(ps, &m->key, &m->key_len)) < 0)
-			return err;
-		m->val = NULL;
-		ps->nmembers++;
+		drop = dropped(ps, key, m.key_len);
+		if (!ps->skip && !drop && !(m.key = arena_strndup(ps->a, key, m.key_len)))
+			return -ENOMEM;
 		skip_space(ps);
 		if (ps->p == ps->end || *ps->p++ != ':')
 			return -EPROTO;
 		skip_space(ps);
-		key = ps->depth == 1 ? streamed_key(ps, m->key, m->key_len) : -1;
-		if (key >= 0 && ps->p < ps->end && *ps->p == '[')
-			err = stream_array(ps, (size_t)key, &val);
+		sk = ps->depth == 1 && !ps->skip ? streamed_key(ps, m.key, m.key_len) : -1;
+		ps->skip += drop;
+		if (sk >= 0 && ps->p < ps->end && *ps->p == '[')
+			err = stream_array(ps, (size_t)sk, &m.val);
 		else
-			err = parse_value(ps, &val);
+			err = parse_value(ps, &m.val);
+		ps->skip -= drop;
 		if (err < 0)
 			return err;
-		/* The stack may have moved while the value was parsed. */
-		ps->members[ps->nmembers - 1].val = val;
+		if (ps->skip || drop)
+			continue;
+		if ((err = GROW(ps->members, ps->members_cap, ps->nmembers, 64)) < 0)
+			return err;
+		ps->members[ps->nmembers++] = m;
 	} while ((err = next_entry(ps, '}')) > 0);
-	if (err < 0)
+	if (err < 0 || ps->skip)
 		return err;
 	v->len = ps->nmembers - base;
 	if (!(v->members = arena_alloc_uninit(ps->a, v->len * sizeof(*v->members))))
