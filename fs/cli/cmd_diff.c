@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "args.h"
 #include "commands.h"
 #include "diff_inputs.h"
@@ -131,9 +132,10 @@ static void mount_secrets(const char *dir, struct rr_doc *d)
 			/* The file is the value and one '\n'. */
 			if (len && buf[len - 1] == '\n')
 				buf[--len] = '\0';
-			v->value = buf;
-			v->value_len = len;
+			if ((v->value = arena_strndup(d->arena, buf, len)))
+				v->value_len = len;
 		}
+		free(buf);
 		free(path);
 	}
 }
@@ -205,21 +207,17 @@ static struct rr_var *doc_var(struct rr_doc *d, const char *name)
 	return NULL;
 }
 
-/* Sets v to what a history value says (the flags are not kept there). */
-static int take_hist_value(struct rr_var *v, const struct hist_value *h, bool secret)
+/* Sets v, of d, to what a history value says (the flags are not kept
+ * there). */
+static int take_hist_value(struct rr_doc *d, struct rr_var *v, const struct hist_value *h,
+			   bool secret)
 {
 	char *val = NULL, *layer = NULL, *source = NULL;
 
-	if ((h->value && !(val = xstrndup(h->value, h->len))) ||
-	    (h->layer && !(layer = strdup(h->layer))) ||
-	    (h->source && !(source = strdup(h->source)))) {
-		free(val);
-		free(layer);
+	if ((h->value && !(val = arena_strndup(d->arena, h->value, h->len))) ||
+	    (h->layer && !(layer = arena_strdup(d->arena, h->layer))) ||
+	    (h->source && !(source = arena_strdup(d->arena, h->source))))
 		return -ENOMEM;
-	}
-	free(v->value);
-	free(v->layer);
-	free(v->source);
 	v->value = val;
 	v->value_len = h->value ? h->len : 0;
 	v->layer = layer;
@@ -241,7 +239,7 @@ static struct rr_var *doc_add(struct rr_doc *d, const char *name)
 	d->vars = v;
 	v = &d->vars[d->nvars];
 	memset(v, 0, sizeof(*v));
-	if (!(v->name = strdup(name)))
+	if (!(v->name = arena_strdup(d->arena, name)))
 		return NULL;
 	v->name_len = strlen(name);
 	d->nvars++;
@@ -253,7 +251,7 @@ static struct rr_var *doc_add(struct rr_doc *d, const char *name)
  * (the gate, verify, names those). *out caller-owned. */
 static int doc_from_detail(const struct node_detail *nd, struct rr_doc **out)
 {
-	struct rr_doc *d = calloc(1, sizeof(*d));
+	struct rr_doc *d = rr_doc_new();
 	char hex[2 * SHA256_LEN + 1];
 	size_t k;
 
@@ -261,8 +259,9 @@ static int doc_from_detail(const struct node_detail *nd, struct rr_doc **out)
 		return -ENOMEM;
 	sha256_hex(nd->digest, hex);
 	d->version = RUN_RECORD_VERSION;
-	if (!(d->backend = strdup(nd->backend)) || !(d->arch = strdup(nd->arch)) ||
-	    !(d->digest = strdup(hex)) ||
+	if (!(d->backend = arena_strdup(d->arena, nd->backend)) ||
+	    !(d->arch = arena_strdup(d->arena, nd->arch)) ||
+	    !(d->digest = arena_strdup(d->arena, hex)) ||
 	    (nd->nvars && !(d->vars = calloc(nd->nvars, sizeof(*d->vars)))))
 		goto oom;
 	for (k = 0; k < nd->nvars; k++) {
@@ -270,10 +269,10 @@ static int doc_from_detail(const struct node_detail *nd, struct rr_doc **out)
 		struct rr_var *v = &d->vars[k];
 
 		d->nvars++;
-		if (!(v->name = xstrndup(nv->name, nv->name_len)) ||
-		    (nv->value && !(v->value = xstrndup(nv->value, nv->value_len))) ||
-		    (nv->layer && !(v->layer = strdup(nv->layer))) ||
-		    (nv->source && !(v->source = strdup(nv->source))))
+		if (!(v->name = arena_strndup(d->arena, nv->name, nv->name_len)) ||
+		    (nv->value && !(v->value = arena_strndup(d->arena, nv->value, nv->value_len))) ||
+		    (nv->layer && !(v->layer = arena_strdup(d->arena, nv->layer))) ||
+		    (nv->source && !(v->source = arena_strdup(d->arena, nv->source))))
 			goto oom;
 		v->name_len = nv->name_len;
 		v->value_len = nv->value_len;
@@ -403,7 +402,7 @@ static int side_from_gen(const struct envfs_sync_api *api, const char *mnt, cons
 				continue;
 			if (!(v = doc_var(s->doc, c->name)) && !(v = doc_add(s->doc, c->name)))
 				goto oom;
-			if (take_hist_value(v, &c->before, c->secret) < 0)
+			if (take_hist_value(s->doc, v, &c->before, c->secret) < 0)
 				goto oom;
 		}
 	}

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "grow.h"
 #include "json.h"
 
@@ -24,7 +25,7 @@ static const struct json_value *array_of(const struct json_value *o, const char 
 }
 
 /* "value"/"value_b64" or null: NULL when null or absent. */
-static int value_field(const struct json_value *o, char **out, size_t *len)
+static int value_field(struct arena *a, const struct json_value *o, char **out, size_t *len)
 {
 	const struct json_value *f;
 	int err;
@@ -33,11 +34,11 @@ static int value_field(const struct json_value *o, char **out, size_t *len)
 	*len = 0;
 	if (json_get_ex(o, "value", &f) && !f)
 		return 0;
-	err = json_field_bytes(o, "value", out, len);
+	err = json_field_bytes_in(o, "value", a, out, len);
 	return err == -ENOENT ? 0 : err;
 }
 
-static int take_flags(const struct json_value *o, struct rr_var *v)
+static int take_flags(struct arena *ar, const struct json_value *o, struct rr_var *v)
 {
 	const struct json_value *a = array_of(o, "flags");
 	size_t k, n;
@@ -47,7 +48,7 @@ static int take_flags(const struct json_value *o, struct rr_var *v)
 		return 0;
 	v->is_flags = true;
 	n = json_length(a);
-	if (n && !(v->flags = calloc(n, sizeof(*v->flags))))
+	if (n && !(v->flags = arena_alloc(ar, n * sizeof(*v->flags))))
 		return -ENOMEM;
 	for (k = 0; k < n; k++) {
 		const struct json_value *f = json_at(a, k);
@@ -56,9 +57,9 @@ static int take_flags(const struct json_value *o, struct rr_var *v)
 		if (!json_is(f, JSON_OBJECT))
 			return -EPROTO;
 		v->nflags++;
-		if ((err = json_field_string(f, "flag", &rf->flag)) < 0 ||
-		    (err = json_field_bytes(f, "token", &rf->token, &rf->token_len)) < 0 ||
-		    (err = json_field_string(f, "layer", &rf->layer)) < 0)
+		if ((err = json_field_string_in(f, "flag", ar, &rf->flag)) < 0 ||
+		    (err = json_field_bytes_in(f, "token", ar, &rf->token, &rf->token_len)) < 0 ||
+		    (err = json_field_string_in(f, "layer", ar, &rf->layer)) < 0)
 			return err;
 		if (!rf->flag)
 			return -EPROTO;
@@ -66,34 +67,34 @@ static int take_flags(const struct json_value *o, struct rr_var *v)
 	return 0;
 }
 
-static int take_var(const struct json_value *o, struct rr_var *v)
+static int take_var(struct arena *a, const struct json_value *o, struct rr_var *v)
 {
 	int err;
 
 	if (!json_is(o, JSON_OBJECT))
 		return -EPROTO;
-	if ((err = json_field_bytes(o, "name", &v->name, &v->name_len)) < 0 ||
-	    (err = value_field(o, &v->value, &v->value_len)) < 0 ||
+	if ((err = json_field_bytes_in(o, "name", a, &v->name, &v->name_len)) < 0 ||
+	    (err = value_field(a, o, &v->value, &v->value_len)) < 0 ||
 	    (err = json_field_bool(o, "set", &v->set)) < 0 ||
 	    (err = json_field_bool(o, "exported", &v->exported)) < 0 ||
 	    (err = json_field_bool(o, "secret", &v->secret)) < 0 ||
-	    (err = json_field_string(o, "layer", &v->layer)) < 0 ||
-	    (err = json_field_string(o, "source", &v->source)) < 0)
+	    (err = json_field_string_in(o, "layer", a, &v->layer)) < 0 ||
+	    (err = json_field_string_in(o, "source", a, &v->source)) < 0)
 		return err == -ENOENT ? -EPROTO : err;
-	return take_flags(o, v);
+	return take_flags(a, o, v);
 }
 
-static int take_diag(const struct json_value *o, struct rr_diag *d)
+static int take_diag(struct arena *a, const struct json_value *o, struct rr_diag *d)
 {
 	int64_t line = 0, col = 0;
 	int err;
 
 	if (!json_is(o, JSON_OBJECT))
 		return -EPROTO;
-	if ((err = json_field_string(o, "severity", &d->severity)) < 0 ||
-	    (err = json_field_string(o, "code", &d->code)) < 0 ||
-	    (err = json_field_string(o, "file", &d->file)) < 0 ||
-	    (err = json_field_string(o, "message", &d->message)) < 0 ||
+	if ((err = json_field_string_in(o, "severity", a, &d->severity)) < 0 ||
+	    (err = json_field_string_in(o, "code", a, &d->code)) < 0 ||
+	    (err = json_field_string_in(o, "file", a, &d->file)) < 0 ||
+	    (err = json_field_string_in(o, "message", a, &d->message)) < 0 ||
 	    /* null (no place) reads as 0, as it was written from */
 	    (err = json_field_i64(o, "line", &line)) < 0 ||
 	    (err = json_field_i64(o, "column", &col)) < 0)
@@ -165,13 +166,13 @@ static int stream_item(void *ctx, size_t key, const struct json_value *v)
 		if ((err = GROW(d->vars, c->vars_cap, d->nvars, 64)) < 0)
 			return err;
 		memset(&d->vars[d->nvars], 0, sizeof(*d->vars));
-		err = take_var(v, &d->vars[d->nvars++]);
+		err = take_var(d->arena, v, &d->vars[d->nvars++]);
 		c->vars_bad = err < 0;
 	} else if (key == S_DIAGNOSTICS && !c->diags_bad) {
 		if ((err = GROW(d->diags, c->diags_cap, d->ndiags, 8)) < 0)
 			return err;
 		memset(&d->diags[d->ndiags], 0, sizeof(*d->diags));
-		err = take_diag(v, &d->diags[d->ndiags++]);
+		err = take_diag(d->arena, v, &d->diags[d->ndiags++]);
 		c->diags_bad = err < 0;
 	}
 	return err == -ENOMEM ? err : 0;
@@ -194,7 +195,7 @@ int run_record_decode(const char *p, size_t n, struct rr_doc **out, char *msg, s
 	int err;
 
 	*out = NULL;
-	if (!(c.d = calloc(1, sizeof(*c.d)))) {
+	if (!(c.d = rr_doc_new())) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -214,16 +215,16 @@ int run_record_decode(const char *p, size_t n, struct rr_doc **out, char *msg, s
 		FAIL("the record is of version %lld; this program reads up to %d",
 		     (long long)version, RUN_RECORD_VERSION);
 	c.d->version = (int)version;
-	if ((err = json_field_string(o, "backend", &c.d->backend)) < 0 ||
-	    (err = json_field_string(o, "arch", &c.d->arch)) < 0 ||
-	    (err = json_field_string(o, "digest", &c.d->digest)) < 0)
+	if ((err = json_field_string_in(o, "backend", c.d->arena, &c.d->backend)) < 0 ||
+	    (err = json_field_string_in(o, "arch", c.d->arena, &c.d->arch)) < 0 ||
+	    (err = json_field_string_in(o, "digest", c.d->arena, &c.d->digest)) < 0)
 		goto bad;
 	if (json_get_ex(o, "program", &f) &&
 	    json_is(f, JSON_OBJECT) &&
-	    (err = json_field_string(f, "version", &c.d->program_version)) < 0)
+	    (err = json_field_string_in(f, "version", c.d->arena, &c.d->program_version)) < 0)
 		goto bad;
 	if (json_get_ex(o, "specs", &f) && json_is(f, JSON_OBJECT) &&
-	    (err = json_field_string(f, "sha256", &c.d->specs_sha256)) < 0)
+	    (err = json_field_string_in(f, "sha256", c.d->arena, &c.d->specs_sha256)) < 0)
 		goto bad;
 	if (!c.d->backend || !c.d->arch)
 		FAIL("the record names no backend and arch");

@@ -128,5 +128,12 @@ int json_b64_decode(const char *src, size_t n, char **out, size_t *len);
  * (free()), NUL-terminated, *len bytes. -ENOENT when both are absent,
  * -EPROTO for another shape, bad base64 or a NUL, or -ENOMEM. */
 int json_field_bytes(const struct json_value *o, const char *key, char **out, size_t *len);
+/* json_field_string and json_field_bytes with the copy in arena a
+ * (owned by it, never freed alone) instead of malloc; a NULL is malloc. */
+struct arena;
+int json_field_string_in(const struct json_value *o, const char *key, struct arena *a,
+			 char **out);
+int json_field_bytes_in(const struct json_value *o, const char *key, struct arena *a,
+			char **out, size_t *len);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "text.h"
 
 bool json_is(const struct json_value *v, enum json_kind type)
@@ -72,7 +73,8 @@ int json_field_bool(const struct json_value *o, const char *key, bool *out)
 	return 0;
 }
 
-int json_field_string(const struct json_value *o, const char *key, char **out)
+int json_field_string_in(const struct json_value *o, const char *key, struct arena *a,
+			 char **out)
 {
 	const struct json_value *f;
 
@@ -81,7 +83,13 @@ int json_field_string(const struct json_value *o, const char *key, char **out)
 		return 0;
 	if (f->type != JSON_STRING)
 		return -EPROTO;
-	return (*out = strdup(f->s)) ? 0 : -ENOMEM;
+	*out = a ? arena_strdup(a, f->s) : strdup(f->s);
+	return *out ? 0 : -ENOMEM;
+}
+
+int json_field_string(const struct json_value *o, const char *key, char **out)
+{
+	return json_field_string_in(o, key, NULL, out);
 }
 
 int json_b64_decode(const char *src, size_t n, char **out, size_t *len)
@@ -121,10 +129,11 @@ static int field_b64(const struct json_value *o, const char *key, char **out, si
 	return json_b64_decode("", 0, out, len);
 }
 
-int json_field_bytes(const struct json_value *o, const char *key, char **out, size_t *len)
+int json_field_bytes_in(const struct json_value *o, const char *key, struct arena *a,
+			char **out, size_t *len)
 {
 	const struct json_value *f;
-	char b64[64];
+	char b64[64], *dec;
 	int err;
 
 	*out = NULL;
@@ -132,7 +141,7 @@ int json_field_bytes(const struct json_value *o, const char *key, char **out, si
 	if (json_get_ex(o, key, &f)) {
 		if (!json_is(f, JSON_STRING) || memchr(f->s, '\0', f->len))
 			return -EPROTO;
-		if (!(*out = malloc(f->len + 1)))
+		if (!(*out = a ? arena_alloc_text(a, f->len + 1) : malloc(f->len + 1)))
 			return -ENOMEM;
 		memcpy(*out, f->s, f->len + 1);
 		*len = f->len;
@@ -141,13 +150,27 @@ int json_field_bytes(const struct json_value *o, const char *key, char **out, si
 	snprintf(b64, sizeof(b64), "%s_b64", key);
 	if (!json_get_ex(o, b64, &f))
 		return -ENOENT;
-	if ((err = field_b64(o, b64, out, len)) < 0)
+	if ((err = field_b64(o, b64, &dec, len)) < 0)
 		return err;
-	if (memchr(*out, '\0', *len)) {
-		free(*out);
-		*out = NULL;
+	if (memchr(dec, '\0', *len)) {
+		free(dec);
 		*len = 0;
 		return -EPROTO;
 	}
+	if (!a) {
+		*out = dec;
+		return 0;
+	}
+	*out = arena_strndup(a, dec, *len);
+	free(dec);
+	if (!*out) {
+		*len = 0;
+		return -ENOMEM;
+	}
 	return 0;
+}
+
+int json_field_bytes(const struct json_value *o, const char *key, char **out, size_t *len)
+{
+	return json_field_bytes_in(o, key, NULL, out, len);
 }
