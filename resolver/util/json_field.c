@@ -17,15 +17,20 @@ bool json_is(const struct json_value *v, enum json_kind type)
 
 bool json_get_ex(const struct json_value *o, const char *key, const struct json_value **out)
 {
-	size_t k, n = strlen(key);
+	size_t k, n;
 
 	*out = NULL;
-	if (!json_is(o, JSON_OBJECT))
+	if (!o || o->type != JSON_OBJECT)
 		return false;
-	/* The last of a repeated key, as a JSON object is a map. */
+	n = strlen(key);
+	/* The last of a repeated key, as a JSON object is a map. The first
+	 * byte is compared before memcmp is called (every key is
+	 * NUL-terminated, so key[0] of "" is its NUL). */
 	for (k = o->len; k-- > 0;) {
-		if (o->members[k].key_len == n && !memcmp(o->members[k].key, key, n)) {
-			*out = o->members[k].val;
+		const struct json_member *m = &o->members[k];
+
+		if (m->key_len == n && m->key[0] == key[0] && !memcmp(m->key, key, n)) {
+			*out = m->val;
 			return true;
 		}
 	}
