@@ -28,6 +28,7 @@
 #include "sha256.h"
 #include "load.h"
 #include "run_record.h"
+#include "run_record_decode.h"
 #include "sync_api.h"
 #include "text.h"
 #include "view.h"
@@ -74,11 +75,13 @@ struct side {
 	struct rr_doc *doc;
 };
 
-static int decode(const struct envfs_sync_api *api, const char *what, const char *p, size_t n,
-		  struct rr_doc **out)
+/* A record is decoded here, not through the module: a diff of two records
+ * needs no etcd client, and loading the module (libcurl and some ninety
+ * libraries behind it) was a tenth of such a diff. */
+static int decode(const char *what, const char *p, size_t n, struct rr_doc **out)
 {
 	char msg[256] = "";
-	int err = api->decode_run_record(p, n, out, msg, sizeof(msg));
+	int err = run_record_decode(p, n, out, msg, sizeof(msg));
 
 	if (err < 0) {
 		struct strbuf sb = STRBUF_INIT;
@@ -90,8 +93,7 @@ static int decode(const struct envfs_sync_api *api, const char *what, const char
 	return err;
 }
 
-static int side_from_file(const struct envfs_sync_api *api, const char *label, const char *path,
-			  struct side *s)
+static int side_from_file(const char *label, const char *path, struct side *s)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -108,7 +110,7 @@ static int side_from_file(const struct envfs_sync_api *api, const char *label, c
 		sb_release(&sb);
 		return err;
 	}
-	err = decode(api, path, buf, len, &s->doc);
+	err = decode(path, buf, len, &s->doc);
 	free(buf);
 	return err;
 }
@@ -140,8 +142,8 @@ static void mount_secrets(const char *dir, struct rr_doc *d)
 	}
 }
 
-static int side_from_mount(const struct envfs_sync_api *api, const char *mnt,
-			   const char *backend, const char *arch, struct side *s)
+static int side_from_mount(const char *mnt, const char *backend, const char *arch,
+			   struct side *s)
 {
 	char *dir = NULL, *path = NULL, label[sizeof(s->label)];
 	int err = -ENOMEM;
@@ -155,7 +157,7 @@ static int side_from_mount(const struct envfs_sync_api *api, const char *mnt,
 		goto out;
 	}
 	snprintf(label, sizeof(label), "mount:%s", mnt);
-	if ((err = side_from_file(api, label, path, s)) < 0)
+	if ((err = side_from_file(label, path, s)) < 0)
 		goto out;
 	mount_secrets(dir, s->doc);
 out:
@@ -375,7 +377,7 @@ static int side_from_gen(const struct envfs_sync_api *api, const char *mnt, cons
 	if (!mnt)
 		return cli_usage_error(&cmd, "gen:%s needs a mount: name it as the other side, "
 				       "mount:DIR", spec);
-	if (side_from_mount(api, mnt, backend, arch, s) < 0)
+	if (side_from_mount(mnt, backend, arch, s) < 0)
 		return 2;
 	if (asprintf(&path, "%s/history", mnt) < 0) {
 		path = NULL;
@@ -419,13 +421,13 @@ out:
 }
 
 /* The side an operand names; exit status. */
-static int side_from_operand(const struct envfs_sync_api *api, const char *op,
-			     const char *backend, const char *arch, struct side *s)
+static int side_from_operand(const char *op, const char *backend, const char *arch,
+			     struct side *s)
 {
 	if (has_prefix(op, "record:"))
-		return side_from_file(api, op, op + 7, s) < 0 ? 2 : 0;
+		return side_from_file(op, op + 7, s) < 0 ? 2 : 0;
 	if (has_prefix(op, "mount:"))
-		return side_from_mount(api, op + 6, backend, arch, s) < 0 ? 2 : 0;
+		return side_from_mount(op + 6, backend, arch, s) < 0 ? 2 : 0;
 	return cli_usage_error(&cmd, "'%s' is not a side: write record:FILE, mount:DIR, gen:N "
 			       "or node:NAME", op);
 }
@@ -454,7 +456,7 @@ int cmd_diff(int argc, char **argv)
 	struct strbuf out = STRBUF_INIT;
 	char **left = NULL, **both = NULL, msg[512];
 	int split = argc, nleft, nboth, k, rc = CLI_EX_USAGE;
-	bool differ = false, b_parsed = false;
+	bool differ = false, b_parsed = false, needs_module = false;
 
 	memset(sides, 0, sizeof(sides));
 	memset(&a, 0, sizeof(a));
@@ -494,22 +496,23 @@ int cmd_diff(int argc, char **argv)
 	for (k = 0; k < a.noperands; k++)
 		if (!has_prefix(a.operands[k], "record:") && !has_prefix(a.operands[k], "mount:") &&
 		    !has_prefix(a.operands[k], "gen:") && !has_prefix(a.operands[k], "node:")) {
-			rc = side_from_operand(NULL, a.operands[k], NULL, NULL, NULL);
+			rc = side_from_operand(a.operands[k], NULL, NULL, NULL);
 			goto out;
 		}
 	rc = 2;
-	/* The decoders are in the module; two sides of inputs need
-	 * none of them. */
-	if (a.noperands &&
-	    (sync_load(&api, msg, sizeof(msg)) < 0 || !ENVFS_SYNC_HAS(api, decode_run_record))) {
-		fprintf(stderr, "primus-envfs: diff: %s\n",
-			api ? "the module is older than this program" : msg);
+	/* A node's record (etcd) and a mount's history are read through the
+	 * module; records, mounts and inputs need none of it. */
+	for (k = 0; k < a.noperands; k++)
+		needs_module |= has_prefix(a.operands[k], "gen:") ||
+				has_prefix(a.operands[k], "node:");
+	if (needs_module && sync_load(&api, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "primus-envfs: diff: %s\n", msg);
 		goto out;
 	}
 	/* Record sides first: they can tell -b and -a. */
 	for (k = 0; k < a.noperands; k++)
 		if (has_prefix(a.operands[k], "record:") &&
-		    (rc = side_from_operand(api, a.operands[k], NULL, NULL, &sides[k])) != 0)
+		    (rc = side_from_operand(a.operands[k], NULL, NULL, &sides[k])) != 0)
 			goto out;
 	default_dir(&a, sides, 2);
 	if ((!a.backend || !a.arch)) {
@@ -524,7 +527,7 @@ int cmd_diff(int argc, char **argv)
 			rc = side_from_node(api, &a, &etcd, a.operands[k] + 5, a.backend, a.arch,
 					    &sides[k]);
 		else
-			rc = side_from_operand(api, a.operands[k], a.backend, a.arch, &sides[k]);
+			rc = side_from_operand(a.operands[k], a.backend, a.arch, &sides[k]);
 		if (rc != 0)
 			goto out;
 	}
