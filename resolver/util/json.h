@@ -93,7 +93,7 @@ struct json_stream {
 	const char *const *keys;      /* NULL-terminated */
 	int (*begin)(void *ctx, size_t key);              /* key: index in keys */
 	int (*item)(void *ctx, size_t key, const struct json_value *v);
-	bool (*keep)(void *ctx, size_t key, const char *member, size_t len);
+	bool (*keep)(void *ctx, size_t key, const char *member, size_t len); /* or NULL */
 	void *ctx;
 };
 
