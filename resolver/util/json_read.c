@@ -523,7 +523,9 @@ static int parse_object(struct parser *ps, struct json_value *v)
 	} while ((err = next_entry(ps, '}')) > 0);
 	if (err < 0 || ps->skip)
 		return err;
-	v->len = ps->nmembers - base;
+	/* Every member dropped (a streamed item's) leaves an empty object. */
+	if (!(v->len = ps->nmembers - base))
+		return 0;
 	if (!(v->members = arena_alloc_uninit(ps->a, v->len * sizeof(*v->members))))
 		return -ENOMEM;
 	memcpy(v->members, ps->members + base, v->len * sizeof(*v->members));
