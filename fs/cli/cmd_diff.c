@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "args.h"
 #include "commands.h"
 #include "diff_inputs.h"
@@ -27,6 +28,7 @@
 #include "sha256.h"
 #include "load.h"
 #include "run_record.h"
+#include "run_record_decode.h"
 #include "sync_api.h"
 #include "text.h"
 #include "view.h"
@@ -73,11 +75,13 @@ struct side {
 	struct rr_doc *doc;
 };
 
-static int decode(const struct envfs_sync_api *api, const char *what, const char *p, size_t n,
-		  struct rr_doc **out)
+/* A record is decoded here, not through the module: a diff of two records
+ * needs no etcd client, and loading the module (libcurl and some ninety
+ * libraries behind it) was a tenth of such a diff. */
+static int decode(const char *what, const char *p, size_t n, struct rr_doc **out)
 {
 	char msg[256] = "";
-	int err = api->decode_run_record(p, n, out, msg, sizeof(msg));
+	int err = run_record_decode(p, n, out, msg, sizeof(msg));
 
 	if (err < 0) {
 		struct strbuf sb = STRBUF_INIT;
@@ -89,8 +93,7 @@ static int decode(const struct envfs_sync_api *api, const char *what, const char
 	return err;
 }
 
-static int side_from_file(const struct envfs_sync_api *api, const char *label, const char *path,
-			  struct side *s)
+static int side_from_file(const char *label, const char *path, struct side *s)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -107,7 +110,7 @@ static int side_from_file(const struct envfs_sync_api *api, const char *label, c
 		sb_release(&sb);
 		return err;
 	}
-	err = decode(api, path, buf, len, &s->doc);
+	err = decode(path, buf, len, &s->doc);
 	free(buf);
 	return err;
 }
@@ -131,15 +134,16 @@ static void mount_secrets(const char *dir, struct rr_doc *d)
 			/* The file is the value and one '\n'. */
 			if (len && buf[len - 1] == '\n')
 				buf[--len] = '\0';
-			v->value = buf;
-			v->value_len = len;
+			if ((v->value = arena_strndup(d->arena, buf, len)))
+				v->value_len = len;
 		}
+		free(buf);
 		free(path);
 	}
 }
 
-static int side_from_mount(const struct envfs_sync_api *api, const char *mnt,
-			   const char *backend, const char *arch, struct side *s)
+static int side_from_mount(const char *mnt, const char *backend, const char *arch,
+			   struct side *s)
 {
 	char *dir = NULL, *path = NULL, label[sizeof(s->label)];
 	int err = -ENOMEM;
@@ -153,7 +157,7 @@ static int side_from_mount(const struct envfs_sync_api *api, const char *mnt,
 		goto out;
 	}
 	snprintf(label, sizeof(label), "mount:%s", mnt);
-	if ((err = side_from_file(api, label, path, s)) < 0)
+	if ((err = side_from_file(label, path, s)) < 0)
 		goto out;
 	mount_secrets(dir, s->doc);
 out:
@@ -205,21 +209,17 @@ static struct rr_var *doc_var(struct rr_doc *d, const char *name)
 	return NULL;
 }
 
-/* Sets v to what a history value says (the flags are not kept there). */
-static int take_hist_value(struct rr_var *v, const struct hist_value *h, bool secret)
+/* Sets v, of d, to what a history value says (the flags are not kept
+ * there). */
+static int take_hist_value(struct rr_doc *d, struct rr_var *v, const struct hist_value *h,
+			   bool secret)
 {
 	char *val = NULL, *layer = NULL, *source = NULL;
 
-	if ((h->value && !(val = xstrndup(h->value, h->len))) ||
-	    (h->layer && !(layer = strdup(h->layer))) ||
-	    (h->source && !(source = strdup(h->source)))) {
-		free(val);
-		free(layer);
+	if ((h->value && !(val = arena_strndup(d->arena, h->value, h->len))) ||
+	    (h->layer && !(layer = arena_strdup(d->arena, h->layer))) ||
+	    (h->source && !(source = arena_strdup(d->arena, h->source))))
 		return -ENOMEM;
-	}
-	free(v->value);
-	free(v->layer);
-	free(v->source);
 	v->value = val;
 	v->value_len = h->value ? h->len : 0;
 	v->layer = layer;
@@ -241,7 +241,7 @@ static struct rr_var *doc_add(struct rr_doc *d, const char *name)
 	d->vars = v;
 	v = &d->vars[d->nvars];
 	memset(v, 0, sizeof(*v));
-	if (!(v->name = strdup(name)))
+	if (!(v->name = arena_strdup(d->arena, name)))
 		return NULL;
 	v->name_len = strlen(name);
 	d->nvars++;
@@ -253,7 +253,7 @@ static struct rr_var *doc_add(struct rr_doc *d, const char *name)
  * (the gate, verify, names those). *out caller-owned. */
 static int doc_from_detail(const struct node_detail *nd, struct rr_doc **out)
 {
-	struct rr_doc *d = calloc(1, sizeof(*d));
+	struct rr_doc *d = rr_doc_new();
 	char hex[2 * SHA256_LEN + 1];
 	size_t k;
 
@@ -261,8 +261,9 @@ static int doc_from_detail(const struct node_detail *nd, struct rr_doc **out)
 		return -ENOMEM;
 	sha256_hex(nd->digest, hex);
 	d->version = RUN_RECORD_VERSION;
-	if (!(d->backend = strdup(nd->backend)) || !(d->arch = strdup(nd->arch)) ||
-	    !(d->digest = strdup(hex)) ||
+	if (!(d->backend = arena_strdup(d->arena, nd->backend)) ||
+	    !(d->arch = arena_strdup(d->arena, nd->arch)) ||
+	    !(d->digest = arena_strdup(d->arena, hex)) ||
 	    (nd->nvars && !(d->vars = calloc(nd->nvars, sizeof(*d->vars)))))
 		goto oom;
 	for (k = 0; k < nd->nvars; k++) {
@@ -270,10 +271,10 @@ static int doc_from_detail(const struct node_detail *nd, struct rr_doc **out)
 		struct rr_var *v = &d->vars[k];
 
 		d->nvars++;
-		if (!(v->name = xstrndup(nv->name, nv->name_len)) ||
-		    (nv->value && !(v->value = xstrndup(nv->value, nv->value_len))) ||
-		    (nv->layer && !(v->layer = strdup(nv->layer))) ||
-		    (nv->source && !(v->source = strdup(nv->source))))
+		if (!(v->name = arena_strndup(d->arena, nv->name, nv->name_len)) ||
+		    (nv->value && !(v->value = arena_strndup(d->arena, nv->value, nv->value_len))) ||
+		    (nv->layer && !(v->layer = arena_strdup(d->arena, nv->layer))) ||
+		    (nv->source && !(v->source = arena_strdup(d->arena, nv->source))))
 			goto oom;
 		v->name_len = nv->name_len;
 		v->value_len = nv->value_len;
@@ -376,7 +377,7 @@ static int side_from_gen(const struct envfs_sync_api *api, const char *mnt, cons
 	if (!mnt)
 		return cli_usage_error(&cmd, "gen:%s needs a mount: name it as the other side, "
 				       "mount:DIR", spec);
-	if (side_from_mount(api, mnt, backend, arch, s) < 0)
+	if (side_from_mount(mnt, backend, arch, s) < 0)
 		return 2;
 	if (asprintf(&path, "%s/history", mnt) < 0) {
 		path = NULL;
@@ -403,7 +404,7 @@ static int side_from_gen(const struct envfs_sync_api *api, const char *mnt, cons
 				continue;
 			if (!(v = doc_var(s->doc, c->name)) && !(v = doc_add(s->doc, c->name)))
 				goto oom;
-			if (take_hist_value(v, &c->before, c->secret) < 0)
+			if (take_hist_value(s->doc, v, &c->before, c->secret) < 0)
 				goto oom;
 		}
 	}
@@ -420,13 +421,13 @@ out:
 }
 
 /* The side an operand names; exit status. */
-static int side_from_operand(const struct envfs_sync_api *api, const char *op,
-			     const char *backend, const char *arch, struct side *s)
+static int side_from_operand(const char *op, const char *backend, const char *arch,
+			     struct side *s)
 {
 	if (has_prefix(op, "record:"))
-		return side_from_file(api, op, op + 7, s) < 0 ? 2 : 0;
+		return side_from_file(op, op + 7, s) < 0 ? 2 : 0;
 	if (has_prefix(op, "mount:"))
-		return side_from_mount(api, op + 6, backend, arch, s) < 0 ? 2 : 0;
+		return side_from_mount(op + 6, backend, arch, s) < 0 ? 2 : 0;
 	return cli_usage_error(&cmd, "'%s' is not a side: write record:FILE, mount:DIR, gen:N "
 			       "or node:NAME", op);
 }
@@ -455,7 +456,7 @@ int cmd_diff(int argc, char **argv)
 	struct strbuf out = STRBUF_INIT;
 	char **left = NULL, **both = NULL, msg[512];
 	int split = argc, nleft, nboth, k, rc = CLI_EX_USAGE;
-	bool differ = false, b_parsed = false;
+	bool differ = false, b_parsed = false, needs_module = false;
 
 	memset(sides, 0, sizeof(sides));
 	memset(&a, 0, sizeof(a));
@@ -495,22 +496,23 @@ int cmd_diff(int argc, char **argv)
 	for (k = 0; k < a.noperands; k++)
 		if (!has_prefix(a.operands[k], "record:") && !has_prefix(a.operands[k], "mount:") &&
 		    !has_prefix(a.operands[k], "gen:") && !has_prefix(a.operands[k], "node:")) {
-			rc = side_from_operand(NULL, a.operands[k], NULL, NULL, NULL);
+			rc = side_from_operand(a.operands[k], NULL, NULL, NULL);
 			goto out;
 		}
 	rc = 2;
-	/* The decoders are in the module; two sides of inputs need
-	 * none of them. */
-	if (a.noperands &&
-	    (sync_load(&api, msg, sizeof(msg)) < 0 || !ENVFS_SYNC_HAS(api, decode_run_record))) {
-		fprintf(stderr, "primus-envfs: diff: %s\n",
-			api ? "the module is older than this program" : msg);
+	/* A node's record (etcd) and a mount's history are read through the
+	 * module; records, mounts and inputs need none of it. */
+	for (k = 0; k < a.noperands; k++)
+		needs_module |= has_prefix(a.operands[k], "gen:") ||
+				has_prefix(a.operands[k], "node:");
+	if (needs_module && sync_load(&api, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "primus-envfs: diff: %s\n", msg);
 		goto out;
 	}
 	/* Record sides first: they can tell -b and -a. */
 	for (k = 0; k < a.noperands; k++)
 		if (has_prefix(a.operands[k], "record:") &&
-		    (rc = side_from_operand(api, a.operands[k], NULL, NULL, &sides[k])) != 0)
+		    (rc = side_from_operand(a.operands[k], NULL, NULL, &sides[k])) != 0)
 			goto out;
 	default_dir(&a, sides, 2);
 	if ((!a.backend || !a.arch)) {
@@ -525,7 +527,7 @@ int cmd_diff(int argc, char **argv)
 			rc = side_from_node(api, &a, &etcd, a.operands[k] + 5, a.backend, a.arch,
 					    &sides[k]);
 		else
-			rc = side_from_operand(api, a.operands[k], a.backend, a.arch, &sides[k]);
+			rc = side_from_operand(a.operands[k], a.backend, a.arch, &sides[k]);
 		if (rc != 0)
 			goto out;
 	}

@@ -71,6 +71,8 @@ struct rr_diag {
 	char *message;
 };
 
+/* Every string of a record and its flag lists live in its arena: a
+ * record of 10,000 variables was 60,000 allocations, freed one by one. */
 struct rr_doc {
 	int version;
 	char *program_version, *backend, *arch, *digest;
@@ -79,10 +81,19 @@ struct rr_doc {
 	size_t nvars;
 	struct rr_diag *diags;
 	size_t ndiags;
+	struct arena *arena;      /* the strings and flag lists above (the
+	                             vars and diags arrays are malloc'd) */
 };
 
-/* Frees d and everything in it (plain malloc). NULL is a no-op. */
+/* An empty record (version 0, no variables) with its arena. Returns it
+ * (caller-owned, rr_doc_free()) or NULL. */
+struct rr_doc *rr_doc_new(void);
+/* Frees d, its arrays and its arena. NULL is a no-op. */
 void rr_doc_free(struct rr_doc *d);
+/* Empties d's variables (or diagnostics), keeping the array for reuse;
+ * what they held stays in the arena until d is freed. */
+void rr_doc_drop_vars(struct rr_doc *d);
+void rr_doc_drop_diags(struct rr_doc *d);
 /* The record of s as run_record_decode() would read it back from
  * run_record_render(s, flags), built directly (no JSON in between, for
  * diff's sides resolved in this process). *out is caller-owned:

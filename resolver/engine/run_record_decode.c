@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
+#include "grow.h"
 #include "json.h"
 
 #define FAIL(...) do { if (msglen) snprintf(msg, msglen, __VA_ARGS__); err = -EPROTO; \
@@ -23,7 +25,7 @@ static const struct json_value *array_of(const struct json_value *o, const char 
 }
 
 /* "value"/"value_b64" or null: NULL when null or absent. */
-static int value_field(const struct json_value *o, char **out, size_t *len)
+static int value_field(struct arena *a, const struct json_value *o, char **out, size_t *len)
 {
 	const struct json_value *f;
 	int err;
@@ -32,11 +34,11 @@ static int value_field(const struct json_value *o, char **out, size_t *len)
 	*len = 0;
 	if (json_get_ex(o, "value", &f) && !f)
 		return 0;
-	err = json_field_bytes(o, "value", out, len);
+	err = json_field_bytes_in(o, "value", a, out, len);
 	return err == -ENOENT ? 0 : err;
 }
 
-static int take_flags(const struct json_value *o, struct rr_var *v)
+static int take_flags(struct arena *ar, const struct json_value *o, struct rr_var *v)
 {
 	const struct json_value *a = array_of(o, "flags");
 	size_t k, n;
@@ -46,7 +48,7 @@ static int take_flags(const struct json_value *o, struct rr_var *v)
 		return 0;
 	v->is_flags = true;
 	n = json_length(a);
-	if (n && !(v->flags = calloc(n, sizeof(*v->flags))))
+	if (n && !(v->flags = arena_alloc(ar, n * sizeof(*v->flags))))
 		return -ENOMEM;
 	for (k = 0; k < n; k++) {
 		const struct json_value *f = json_at(a, k);
@@ -55,9 +57,9 @@ static int take_flags(const struct json_value *o, struct rr_var *v)
 		if (!json_is(f, JSON_OBJECT))
 			return -EPROTO;
 		v->nflags++;
-		if ((err = json_field_string(f, "flag", &rf->flag)) < 0 ||
-		    (err = json_field_bytes(f, "token", &rf->token, &rf->token_len)) < 0 ||
-		    (err = json_field_string(f, "layer", &rf->layer)) < 0)
+		if ((err = json_field_string_in(f, "flag", ar, &rf->flag)) < 0 ||
+		    (err = json_field_bytes_in(f, "token", ar, &rf->token, &rf->token_len)) < 0 ||
+		    (err = json_field_string_in(f, "layer", ar, &rf->layer)) < 0)
 			return err;
 		if (!rf->flag)
 			return -EPROTO;
@@ -65,34 +67,34 @@ static int take_flags(const struct json_value *o, struct rr_var *v)
 	return 0;
 }
 
-static int take_var(const struct json_value *o, struct rr_var *v)
+static int take_var(struct arena *a, const struct json_value *o, struct rr_var *v)
 {
 	int err;
 
 	if (!json_is(o, JSON_OBJECT))
 		return -EPROTO;
-	if ((err = json_field_bytes(o, "name", &v->name, &v->name_len)) < 0 ||
-	    (err = value_field(o, &v->value, &v->value_len)) < 0 ||
+	if ((err = json_field_bytes_in(o, "name", a, &v->name, &v->name_len)) < 0 ||
+	    (err = value_field(a, o, &v->value, &v->value_len)) < 0 ||
 	    (err = json_field_bool(o, "set", &v->set)) < 0 ||
 	    (err = json_field_bool(o, "exported", &v->exported)) < 0 ||
 	    (err = json_field_bool(o, "secret", &v->secret)) < 0 ||
-	    (err = json_field_string(o, "layer", &v->layer)) < 0 ||
-	    (err = json_field_string(o, "source", &v->source)) < 0)
+	    (err = json_field_string_in(o, "layer", a, &v->layer)) < 0 ||
+	    (err = json_field_string_in(o, "source", a, &v->source)) < 0)
 		return err == -ENOENT ? -EPROTO : err;
-	return take_flags(o, v);
+	return take_flags(a, o, v);
 }
 
-static int take_diag(const struct json_value *o, struct rr_diag *d)
+static int take_diag(struct arena *a, const struct json_value *o, struct rr_diag *d)
 {
 	int64_t line = 0, col = 0;
 	int err;
 
 	if (!json_is(o, JSON_OBJECT))
 		return -EPROTO;
-	if ((err = json_field_string(o, "severity", &d->severity)) < 0 ||
-	    (err = json_field_string(o, "code", &d->code)) < 0 ||
-	    (err = json_field_string(o, "file", &d->file)) < 0 ||
-	    (err = json_field_string(o, "message", &d->message)) < 0 ||
+	if ((err = json_field_string_in(o, "severity", a, &d->severity)) < 0 ||
+	    (err = json_field_string_in(o, "code", a, &d->code)) < 0 ||
+	    (err = json_field_string_in(o, "file", a, &d->file)) < 0 ||
+	    (err = json_field_string_in(o, "message", a, &d->message)) < 0 ||
 	    /* null (no place) reads as 0, as it was written from */
 	    (err = json_field_i64(o, "line", &line)) < 0 ||
 	    (err = json_field_i64(o, "column", &col)) < 0)
@@ -107,20 +109,99 @@ static int take_diag(const struct json_value *o, struct rr_diag *d)
 	return 0;
 }
 
+/* The large arrays, read item by item as they are parsed (json.h's
+ * stream): "environ" is the variables' values again, checked as JSON and
+ * not kept. */
+static const char *const streamed[] = { "variables", "diagnostics", "environ", NULL };
+enum { S_VARIABLES, S_DIAGNOSTICS, S_ENVIRON };
+
+/* Whether a member of a variable is one take_var reads: the rest
+ * ("layers", "shadowed", "default") is checked as JSON and not kept. */
+static bool var_field(const char *m, size_t n)
+{
+#define IS(s) (n == sizeof(s) - 1 && !memcmp(m, s, n))
+	switch (n ? m[0] : 0) {
+	case 'n': return IS("name") || IS("name_b64");
+	case 'v': return IS("value") || IS("value_b64");
+	case 's': return IS("set") || IS("secret") || IS("source");
+	case 'e': return IS("exported");
+	case 'l': return IS("layer");
+	case 'f': return IS("flags");
+	default: return false;
+	}
+#undef IS
+}
+
+struct decoding {
+	struct rr_doc *d;
+	size_t vars_cap, diags_cap;
+	/* The first item of the wrong shape, told after the document's other
+	 * faults as the tree's decoder told it. */
+	bool vars_bad, diags_bad;
+};
+
+static int stream_begin(void *ctx, size_t key)
+{
+	struct decoding *c = ctx;
+
+	/* A repeated key: its last array is the one read. What an earlier
+	 * one held is freed with the document. */
+	if (key == S_VARIABLES) {
+		rr_doc_drop_vars(c->d);
+		c->vars_bad = false;
+	} else if (key == S_DIAGNOSTICS) {
+		rr_doc_drop_diags(c->d);
+		c->diags_bad = false;
+	}
+	return 0;
+}
+
+static int stream_item(void *ctx, size_t key, const struct json_value *v)
+{
+	struct decoding *c = ctx;
+	struct rr_doc *d = c->d;
+	int err = 0;
+
+	if (key == S_VARIABLES && !c->vars_bad) {
+		if ((err = GROW(d->vars, c->vars_cap, d->nvars, 64)) < 0)
+			return err;
+		memset(&d->vars[d->nvars], 0, sizeof(*d->vars));
+		err = take_var(d->arena, v, &d->vars[d->nvars++]);
+		c->vars_bad = err < 0;
+	} else if (key == S_DIAGNOSTICS && !c->diags_bad) {
+		if ((err = GROW(d->diags, c->diags_cap, d->ndiags, 8)) < 0)
+			return err;
+		memset(&d->diags[d->ndiags], 0, sizeof(*d->diags));
+		err = take_diag(d->arena, v, &d->diags[d->ndiags++]);
+		c->diags_bad = err < 0;
+	}
+	return err == -ENOMEM ? err : 0;
+}
+
+static bool stream_keep(void *ctx, size_t key, const char *member, size_t len)
+{
+	(void)ctx;
+	return key == S_DIAGNOSTICS || (key == S_VARIABLES && var_field(member, len));
+}
+
 int run_record_decode(const char *p, size_t n, struct rr_doc **out, char *msg, size_t msglen)
 {
 	struct json_value *o = NULL;
-	const struct json_value *a, *f;
-	struct rr_doc *d = NULL;
+	const struct json_value *f;
+	struct decoding c = { 0 };
+	struct json_stream st = { streamed, stream_begin, stream_item, stream_keep, &c };
 	const char *fmt;
 	int64_t version = 0;
-	size_t k, len;
 	int err;
 
 	*out = NULL;
+	if (!(c.d = rr_doc_new())) {
+		err = -ENOMEM;
+		goto out;
+	}
 	/* Out of memory is said as that (at out), not as a file that is not
 	 * JSON: a large valid one takes many times its size to parse. */
-	if ((err = json_parse(p, n, &o)) == -ENOMEM)
+	if ((err = json_parse_stream(p, n, &st, &o)) == -ENOMEM)
 		goto out;
 	if (err < 0)
 		FAIL("not a JSON object");
@@ -133,47 +214,32 @@ int run_record_decode(const char *p, size_t n, struct rr_doc **out, char *msg, s
 	if (version > RUN_RECORD_VERSION)
 		FAIL("the record is of version %lld; this program reads up to %d",
 		     (long long)version, RUN_RECORD_VERSION);
-	err = -ENOMEM;
-	if (!(d = calloc(1, sizeof(*d))))
-		goto out;
-	d->version = (int)version;
-	if ((err = json_field_string(o, "backend", &d->backend)) < 0 ||
-	    (err = json_field_string(o, "arch", &d->arch)) < 0 ||
-	    (err = json_field_string(o, "digest", &d->digest)) < 0)
+	c.d->version = (int)version;
+	if ((err = json_field_string_in(o, "backend", c.d->arena, &c.d->backend)) < 0 ||
+	    (err = json_field_string_in(o, "arch", c.d->arena, &c.d->arch)) < 0 ||
+	    (err = json_field_string_in(o, "digest", c.d->arena, &c.d->digest)) < 0)
 		goto bad;
 	if (json_get_ex(o, "program", &f) &&
 	    json_is(f, JSON_OBJECT) &&
-	    (err = json_field_string(f, "version", &d->program_version)) < 0)
+	    (err = json_field_string_in(f, "version", c.d->arena, &c.d->program_version)) < 0)
 		goto bad;
 	if (json_get_ex(o, "specs", &f) && json_is(f, JSON_OBJECT) &&
-	    (err = json_field_string(f, "sha256", &d->specs_sha256)) < 0)
+	    (err = json_field_string_in(f, "sha256", c.d->arena, &c.d->specs_sha256)) < 0)
 		goto bad;
-	if (!d->backend || !d->arch)
+	if (!c.d->backend || !c.d->arch)
 		FAIL("the record names no backend and arch");
-	if (!(a = array_of(o, "variables")))
+	if (!(f = array_of(o, "variables")))
 		FAIL("the record has no \"variables\" array");
-	len = json_length(a);
-	err = -ENOMEM;
-	if (len && !(d->vars = calloc(len, sizeof(*d->vars))))
-		goto out;
-	for (k = 0; k < len; k++) {
-		d->nvars++;
-		if ((err = take_var(json_at(a, k), &d->vars[k])) < 0)
-			goto bad;
-	}
-	if ((a = array_of(o, "diagnostics"))) {
-		len = json_length(a);
-		err = -ENOMEM;
-		if (len && !(d->diags = calloc(len, sizeof(*d->diags))))
-			goto out;
-		for (k = 0; k < len; k++) {
-			d->ndiags++;
-			if ((err = take_diag(json_at(a, k), &d->diags[k])) < 0)
-				goto bad;
-		}
-	}
-	*out = d;
-	d = NULL;
+	err = -EPROTO;
+	if (c.vars_bad)
+		goto bad;
+	/* Diagnostics of another shape than an array were never read. */
+	if (array_of(o, "diagnostics") && c.diags_bad)
+		goto bad;
+	if (!array_of(o, "diagnostics"))
+		rr_doc_drop_diags(c.d);
+	*out = c.d;
+	c.d = NULL;
 	err = 0;
 	goto out;
 bad:
@@ -184,6 +250,6 @@ out:
 	if (err == -ENOMEM && msglen)
 		snprintf(msg, msglen, "out of memory");
 	json_free(o);
-	rr_doc_free(d);
+	rr_doc_free(c.d);
 	return err;
 }

@@ -1,104 +1,94 @@
-/* run_record_doc: freeing a record read back; see run_record.h. */
+/* run_record_doc: a record read back, made, emptied and freed; see run_record.h. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "diag_codes.h"
 #include "layer.h"
 #include "run_record.h"
 #include "strbuf.h"
 #include "view.h"
 
-static void var_release(struct rr_var *v)
+struct rr_doc *rr_doc_new(void)
 {
-	size_t k;
+	struct rr_doc *d = calloc(1, sizeof(*d));
 
-	free(v->name);
-	free(v->value);
-	free(v->layer);
-	free(v->source);
-	for (k = 0; k < v->nflags; k++) {
-		free(v->flags[k].flag);
-		free(v->flags[k].token);
-		free(v->flags[k].layer);
+	if (d && !(d->arena = arena_new())) {
+		free(d);
+		d = NULL;
 	}
-	free(v->flags);
+	return d;
+}
+
+void rr_doc_drop_vars(struct rr_doc *d)
+{
+	d->nvars = 0;
+}
+
+void rr_doc_drop_diags(struct rr_doc *d)
+{
+	d->ndiags = 0;
 }
 
 void rr_doc_free(struct rr_doc *d)
 {
-	size_t k;
-
 	if (!d)
 		return;
-	for (k = 0; k < d->nvars; k++)
-		var_release(&d->vars[k]);
 	free(d->vars);
-	for (k = 0; k < d->ndiags; k++) {
-		free(d->diags[k].severity);
-		free(d->diags[k].code);
-		free(d->diags[k].file);
-		free(d->diags[k].message);
-	}
 	free(d->diags);
-	free(d->program_version);
-	free(d->backend);
-	free(d->arch);
-	free(d->digest);
-	free(d->specs_sha256);
+	arena_free(d->arena);
 	free(d);
 }
 
-static char *dup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
-static int var_from(struct rr_var *v, const struct snap_var *sv, unsigned flags)
+static int var_from(struct arena *a, struct rr_var *v, const struct snap_var *sv,
+		    unsigned flags)
 {
 	uint32_t k;
 
-	if (!(v->name = xstrndup(sv->name, sv->name_len)))
+	if (!(v->name = arena_strndup(a, sv->name, sv->name_len)))
 		return -ENOMEM;
 	v->name_len = sv->name_len;
 	v->set = sv->set;
 	v->exported = sv->exported;
 	v->secret = sv->secret;
 	if (sv->value && (!sv->secret || (flags & RUN_RECORD_SECRET_VALUES))) {
-		if (!(v->value = xstrndup(sv->value, sv->value_len)))
+		if (!(v->value = arena_strndup(a, sv->value, sv->value_len)))
 			return -ENOMEM;
 		v->value_len = sv->value_len;
 	}
-	if ((sv->layer && !(v->layer = strdup(layer_name((enum layer)sv->layer)))) ||
-	    (sv->source && !(v->source = strdup(sv->source))))
+	if ((sv->layer && !(v->layer = arena_strdup(a, layer_name((enum layer)sv->layer)))) ||
+	    (sv->source && !(v->source = arena_strdup(a, sv->source))))
 		return -ENOMEM;
 	if (!(v->is_flags = sv->is_flags) || !sv->nflags)
 		return 0;
-	if (!(v->flags = calloc(sv->nflags, sizeof(*v->flags))))
+	if (!(v->flags = arena_alloc(a, sv->nflags * sizeof(*v->flags))))
 		return -ENOMEM;
 	for (k = 0; k < sv->nflags; k++) {
 		const struct snap_flag *f = &sv->flags[k];
 		struct rr_flag *rf = &v->flags[k];
 
 		v->nflags++;
-		if (!(rf->flag = strdup(f->key)) || !(rf->token = strdup(f->token)) ||
-		    !(rf->layer = dup_or_null(layer_name(f->layer))))
+		if (!(rf->flag = arena_strdup(a, f->key)) ||
+		    !(rf->token = arena_strdup(a, f->token)) ||
+		    (layer_name(f->layer) && !(rf->layer = arena_strdup(a, layer_name(f->layer)))))
 			return -ENOMEM;
 		rf->token_len = strlen(f->token);
 	}
 	return 0;
 }
 
-static int diag_from(struct rr_diag *d, const struct diag *sd)
+static int diag_from(struct arena *a, struct rr_diag *d, const struct diag *sd)
 {
 	const struct diag_code_info *c = diag_code_info(sd->code);
 
 	d->line = sd->line;
 	d->column = sd->col;
 	d->silenced = sd->silenced;
-	if (!(d->severity = strdup(diag_sev_name(sd->sev))) ||
-	    (c && !(d->code = strdup(c->code))) || (sd->file && !(d->file = strdup(sd->file))) ||
-	    !(d->message = strdup(sd->msg)))
+	if (!(d->severity = arena_strdup(a, diag_sev_name(sd->sev))) ||
+	    (c && !(d->code = arena_strdup(a, c->code))) ||
+	    (sd->file && !(d->file = arena_strdup(a, sd->file))) ||
+	    !(d->message = arena_strdup(a, sd->msg)))
 		return -ENOMEM;
 	return 0;
 }
@@ -106,7 +96,7 @@ static int diag_from(struct rr_diag *d, const struct diag *sd)
 int rr_doc_from_snapshot(const struct snapshot *s, unsigned flags, struct rr_doc **out)
 {
 	struct strbuf digest = STRBUF_INIT;
-	struct rr_doc *d = calloc(1, sizeof(*d));
+	struct rr_doc *d = rr_doc_new();
 	size_t k;
 	int err = -ENOMEM;
 
@@ -114,13 +104,15 @@ int rr_doc_from_snapshot(const struct snapshot *s, unsigned flags, struct rr_doc
 	if (!d)
 		return -ENOMEM;
 	d->version = RUN_RECORD_VERSION;
-	if (!(d->backend = strdup(s->backend)) || !(d->arch = strdup(s->arch)))
+	if (!(d->backend = arena_strdup(d->arena, s->backend)) ||
+	    !(d->arch = arena_strdup(d->arena, s->arch)))
 		goto out;
 	if (!(flags & RUN_RECORD_NO_DIGEST)) {
 		if ((err = view_render(s, VIEW_DIGEST, &digest)) < 0)
 			goto out;
 		err = -ENOMEM;
-		if (!(d->digest = xstrndup(sb_str(&digest), digest.len ? digest.len - 1 : 0)))
+		if (!(d->digest = arena_strndup(d->arena, sb_str(&digest),
+						digest.len ? digest.len - 1 : 0)))
 			goto out;
 	}
 	err = -ENOMEM;
@@ -128,7 +120,7 @@ int rr_doc_from_snapshot(const struct snapshot *s, unsigned flags, struct rr_doc
 		goto out;
 	for (k = 0; k < s->nvars; k++) {
 		d->nvars++;
-		if ((err = var_from(&d->vars[k], &s->vars[k], flags)) < 0)
+		if ((err = var_from(d->arena, &d->vars[k], &s->vars[k], flags)) < 0)
 			goto out;
 	}
 	err = -ENOMEM;
@@ -136,7 +128,7 @@ int rr_doc_from_snapshot(const struct snapshot *s, unsigned flags, struct rr_doc
 		goto out;
 	for (k = 0; k < s->diags.n; k++) {
 		d->ndiags++;
-		if ((err = diag_from(&d->diags[k], &s->diags.v[k])) < 0)
+		if ((err = diag_from(d->arena, &d->diags[k], &s->diags.v[k])) < 0)
 			goto out;
 	}
 	*out = d;

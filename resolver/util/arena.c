@@ -116,6 +116,27 @@ size_t arena_bytes(const struct arena *a)
 	return a->bytes;
 }
 
+void arena_clear(struct arena *a)
+{
+	struct chunk *c, *next, *keep = NULL;
+
+	for (c = a->head; c; c = next) {
+		next = c->next;
+		if (!keep && c->cap == ARENA_CHUNK) {
+			keep = c;
+			continue;
+		}
+		free(c);
+	}
+	a->head = keep;
+	a->bytes = 0;
+	if (keep) {
+		keep->next = NULL;
+		keep->used = 0;
+		a->bytes = sizeof(*keep) + keep->cap;
+	}
+}
+
 void arena_free(struct arena *a)
 {
 	struct chunk *c, *next;

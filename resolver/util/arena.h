@@ -19,6 +19,9 @@ char *arena_strndup(struct arena *a, const char *s, size_t n);
 char *arena_strdup(struct arena *a, const char *s);
 /* Total bytes held (for memory accounting). */
 size_t arena_bytes(const struct arena *a);
+/* Frees everything a holds, keeping one chunk for what comes next: an
+ * arena reused for many short-lived things. */
+void arena_clear(struct arena *a);
 void arena_free(struct arena *a);
 
 #endif

@@ -19,6 +19,17 @@ int json_add_string(struct strbuf *out, const char *s, size_t n)
 	while (i < n) {
 		unsigned char c = p[i];
 
+		/* A run of what stands for itself at once: byte by byte was
+		 * most of a 10,000-variable diff's JSON output. */
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			for (k = i + 1; k < n && p[k] >= 0x20 && p[k] < 0x80 && p[k] != '"' &&
+					p[k] != '\\'; k++)
+				;
+			if ((err = sb_add(out, p + i, k - i)) < 0)
+				return err;
+			i = k;
+			continue;
+		}
 		if (c >= 0x80) {
 			k = utf8_seq(p + i, n - i, &cp);
 			if (k) {

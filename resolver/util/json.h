@@ -51,13 +51,15 @@ struct json_member;
 
 struct json_value {
 	enum json_kind type;
-	bool b;                       /* BOOL */
-	int64_t i;                    /* INT */
-	char *s;                      /* STRING: len bytes and a NUL (the
-	                                 bytes may hold NUL too) */
 	size_t len;                   /* STRING: bytes; ARRAY, OBJECT: entries */
-	struct json_value **items;    /* ARRAY; NULL entries are null */
-	struct json_member *members;  /* OBJECT, in document order */
+	union {
+		bool b;                       /* BOOL */
+		int64_t i;                    /* INT */
+		char *s;                      /* STRING: len bytes and a NUL (the
+		                                 bytes may hold NUL too) */
+		struct json_value **items;    /* ARRAY; NULL entries are null */
+		struct json_member *members;  /* OBJECT, in document order */
+	};
 };
 
 struct json_member {
@@ -70,8 +72,35 @@ struct json_member {
  * white space around it (RFC 8259, no extensions; string bytes are taken
  * as they are, unchecked as UTF-8). Returns 0, -EPROTO (not such a
  * document, or nested deeper than JSON_DEPTH), -EMSGSIZE (over INT_MAX
- * bytes) or -ENOMEM. *out is caller-owned: json_free(). */
+ * bytes) or -ENOMEM. *out is caller-owned: json_free(); every value
+ * under it lives as long as it. */
 int json_parse(const char *p, size_t n, struct json_value **out);
+
+/* A decoder's hooks for the large arrays of a document: the items of a
+ * top-level member named in keys, when its value is an array, are handed
+ * to item one by one as they are parsed and then forgotten, so the
+ * document never holds them all (the tree keeps an empty array in their
+ * place). begin is called as such an array opens: a repeated key's last
+ * array is the one that counts, as json_get_ex reads a repeated key.
+ * item's v (NULL: null) and everything under it are borrowed for the
+ * call. keep, when set, is asked about each member of an item that is an
+ * object: one it refuses is parsed (and checked) like any other but not
+ * kept, so the item holds only what the decoder reads. A negative return
+ * from begin or item ends the parse with that value, so a decoder notes a
+ * wrong shape and returns 0: the document is still parsed to its end,
+ * and its other faults come first as they would without the stream. */
+struct json_stream {
+	const char *const *keys;      /* NULL-terminated */
+	int (*begin)(void *ctx, size_t key);              /* key: index in keys */
+	int (*item)(void *ctx, size_t key, const struct json_value *v);
+	bool (*keep)(void *ctx, size_t key, const char *member, size_t len); /* or NULL */
+	void *ctx;
+};
+
+/* json_parse with st's arrays streamed (st NULL: none). */
+int json_parse_stream(const char *p, size_t n, const struct json_stream *st,
+		      struct json_value **out);
+/* Frees a document json_parse gave (its root; never a value under it). */
 void json_free(struct json_value *v);
 /* Whether v is of type; NULL is JSON_NULL. */
 bool json_is(const struct json_value *v, enum json_kind type);
@@ -99,5 +128,12 @@ int json_b64_decode(const char *src, size_t n, char **out, size_t *len);
  * (free()), NUL-terminated, *len bytes. -ENOENT when both are absent,
  * -EPROTO for another shape, bad base64 or a NUL, or -ENOMEM. */
 int json_field_bytes(const struct json_value *o, const char *key, char **out, size_t *len);
+/* json_field_string and json_field_bytes with the copy in arena a
+ * (owned by it, never freed alone) instead of malloc; a NULL is malloc. */
+struct arena;
+int json_field_string_in(const struct json_value *o, const char *key, struct arena *a,
+			 char **out);
+int json_field_bytes_in(const struct json_value *o, const char *key, struct arena *a,
+			char **out, size_t *len);
 
 #endif

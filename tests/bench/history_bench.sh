@@ -9,6 +9,9 @@
 #    changed and nothing more.
 # 2. diff of two 10,000-variable environments (two inputs, every value
 #    different), p50 of RUNS, against resolve of one: the ratio is printed.
+# 3. diff of the same two environments saved as run records (record -o),
+#    already resolved: p50 of RUNS, its ratio to resolve, and the diff's
+#    peak RSS (GNU time's maximum resident set) beside the records' size.
 set -eu
 build=${1:?usage: history_bench.sh BUILD_DIR [RUNS]}
 runs=${2:-21}
@@ -91,3 +94,15 @@ n=$("$bin" diff --specs "$tmp/specs" -b bench -a x86 --config "$tmp/a.yaml" -- -
 printf '%-52s %7.1f ms\n' "2. resolve, 10,000 vars (p50 of $runs)" "$r"
 printf '%-52s %7.1f ms (%.2fx resolve; %s variables differ)\n' "   diff of two 10,000-var inputs (p50 of $runs)" "$d" \
 	"$(echo "$d / $r" | bc -l)" "$n"
+
+"$bin" record --specs "$tmp/specs" --config "$tmp/a.yaml" -b bench -a x86 -o "$tmp/a.json"
+"$bin" record --specs "$tmp/specs" --config "$tmp/b.yaml" -b bench -a x86 -o "$tmp/b.json"
+rd=$(time_runs "$bin" diff "record:$tmp/a.json" "record:$tmp/b.json")
+rn=$("$bin" diff "record:$tmp/a.json" "record:$tmp/b.json" | grep -c '^changed ' || true)
+/usr/bin/time -f '%M' -o "$tmp/rss" "$bin" diff "record:$tmp/a.json" "record:$tmp/b.json" \
+	>/dev/null 2>&1 || true
+rss=$(tail -1 "$tmp/rss")
+size=$(( $(stat -c %s "$tmp/a.json") + $(stat -c %s "$tmp/b.json") ))
+printf '%-52s %7.1f ms (%.2fx resolve; %s variables differ)\n' "3. diff of two 10,000-var run records (p50 of $runs)" "$rd" \
+	"$(echo "$rd / $r" | bc -l)" "$rn"
+printf '%-52s %7.1f MiB (the two records: %.1f MiB)\n' "   its peak RSS" "$(mib "$rss")" "$(mib $((size / 1024)))"

@@ -16,7 +16,7 @@ SECONDS_EACH=${1:?usage: run.sh SECONDS}
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 BUILD=${FUZZ_BUILD:-$REPO/build-fuzz}
-HARNESSES=${FUZZ_ONLY:-config spec inherit expr state yaml}
+HARNESSES=${FUZZ_ONLY:-config spec inherit expr state yaml json}
 JOBS=${FUZZ_JOBS:-1}
 
 if [ ! -f "$BUILD/build.ninja" ]; then

@@ -162,12 +162,150 @@ static void test_json__what_is_not_one_strict_object_is_refused(void **state)
 	assert_null(o);
 }
 
+/* What a stream saw: each array's opening, each item's "n" (-1: not an
+ * object; 0: none), and the members each item object kept. */
+struct seen {
+	char log[512];
+	size_t len;
+};
+
+static void seen_add(struct seen *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	w->len += (size_t)vsnprintf(w->log + w->len, sizeof(w->log) - w->len, fmt, ap);
+	va_end(ap);
+}
+
+static int seen_begin(void *ctx, size_t key)
+{
+	seen_add(ctx, "[%zu ", key);
+	return 0;
+}
+
+static int seen_item(void *ctx, size_t key, const struct json_value *v)
+{
+	int64_t n = -1;
+	size_t k;
+
+	if (json_is(v, JSON_OBJECT) && json_field_i64(v, "n", &n) < 0)
+		n = -2;
+	seen_add(ctx, "%zu:%lld(", key, (long long)n);
+	for (k = 0; json_is(v, JSON_OBJECT) && k < v->len; k++)
+		seen_add(ctx, "%s%s", k ? "," : "", v->members[k].key);
+	seen_add(ctx, ") ");
+	return 0;
+}
+
+/* Keeps "n" and "s" of an item. */
+static bool seen_keep(void *ctx, size_t key, const char *m, size_t n)
+{
+	(void)ctx;
+	(void)key;
+	return (n == 1 && (*m == 'n' || *m == 's'));
+}
+
+static int stream(const char *text, struct seen *w, struct json_value **out)
+{
+	static const char *const keys[] = { "v", "w", NULL };
+	struct json_stream st = { keys, seen_begin, seen_item, seen_keep, w };
+
+	memset(w, 0, sizeof(*w));
+	return json_parse_stream(text, strlen(text), &st, out);
+}
+
+static void test_json__a_stream_hands_over_the_items_of_its_arrays(void **state)
+{
+	const struct json_value *f;
+	struct json_value *o;
+	struct seen w;
+
+	(void)state;
+	assert_int_equal(stream("{\"a\": 1, \"v\": [{\"n\": 1, \"x\": [1, {}], \"s\": \"\\u00e9\"}, "
+				"null, 7, {\"x\": 2}], \"w\": [], \"z\": [{\"n\": 3}],"
+				" \"v\": [{\"s\": \"t\", \"n\": 2}]}", &w, &o), 0);
+	/* Only the kept members, in order; a repeated key begins again. */
+	assert_string_equal(w.log, "[0 0:1(n,s) 0:-1() 0:-1() 0:0() [1 [0 0:2(s,n) ");
+	/* The tree holds an empty array in a streamed one's place, and the
+	 * rest as json_parse gives it. */
+	assert_true(json_get_ex(o, "v", &f));
+	assert_true(json_is(f, JSON_ARRAY));
+	assert_int_equal(json_length(f), 0);
+	assert_true(json_get_ex(o, "z", &f));
+	assert_int_equal(json_length(f), 1);
+	json_free(o);
+	/* Not an array: kept in the tree, not streamed. */
+	assert_int_equal(stream("{\"v\": {\"n\": 1}}", &w, &o), 0);
+	assert_string_equal(w.log, "");
+	assert_true(json_get_ex(o, "v", &f));
+	assert_true(json_is(f, JSON_OBJECT));
+	json_free(o);
+	/* Nested deeper than the top level: not streamed either. */
+	assert_int_equal(stream("{\"a\": {\"v\": [1]}}", &w, &o), 0);
+	assert_string_equal(w.log, "");
+	json_free(o);
+}
+
+static void stream_refused(const char *text)
+{
+	struct json_value *o = (struct json_value *)1;
+	struct seen w;
+
+	if (stream(text, &w, &o) != -EPROTO)
+		fail_msg("accepted: %s", text);
+	assert_null(o);
+}
+
+static void test_json__what_a_stream_drops_is_checked_as_strictly(void **state)
+{
+	(void)state;
+	/* A member the stream does not keep is still RFC 8259. */
+	stream_refused("{\"v\": [{\"x\": [1, 2,]}]}");
+	stream_refused("{\"v\": [{\"x\": {\"a\": 01}}]}");
+	stream_refused("{\"v\": [{\"x\": \"\\x41\"}]}");
+	stream_refused("{\"v\": [{\"x\": \"tab\there\"}]}");
+	stream_refused("{\"v\": [{\"x\": \"\\ud800\"}]}");
+	stream_refused("{\"v\": [{\"x\": nul}]}");
+	stream_refused("{\"v\": [{\"x\": [1}]}");
+	stream_refused("{\"v\": [{\"x\": 1,}]}");
+	/* And so are the items and the rest of the document. */
+	stream_refused("{\"v\": [1, 2,]}");
+	stream_refused("{\"v\": [{\"n\": 1}], \"a\": +1}");
+	stream_refused("{\"v\": [{\"n\": 1}]");
+	stream_refused("{\"v\": [{\"n\": 1}]} x");
+}
+
+static int fail_item(void *ctx, size_t key, const struct json_value *v)
+{
+	(void)ctx;
+	(void)key;
+	(void)v;
+	return -ENOMEM;
+}
+
+static void test_json__a_stream_callback_ends_the_parse(void **state)
+{
+	static const char *const keys[] = { "v", NULL };
+	struct seen w = { "", 0 };
+	struct json_stream st = { keys, seen_begin, fail_item, NULL, &w };
+	struct json_value *o = (struct json_value *)1;
+	const char *text = "{\"v\": [1]}";
+
+	(void)state;
+	assert_int_equal(json_parse_stream(text, strlen(text), &st, &o), -ENOMEM);
+	assert_null(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json__a_field_written_reads_back_byte_for_byte),
 		cmocka_unit_test(test_json__values_and_fields),
 		cmocka_unit_test(test_json__what_is_not_one_strict_object_is_refused),
+		cmocka_unit_test(test_json__a_stream_hands_over_the_items_of_its_arrays),
+		cmocka_unit_test(test_json__what_a_stream_drops_is_checked_as_strictly),
+		cmocka_unit_test(test_json__a_stream_callback_ends_the_parse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
