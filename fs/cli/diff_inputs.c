@@ -88,7 +88,7 @@ static struct world *load_ahead(struct cli_args *a, struct cli_args *b,
 {
 	struct specs_job j = { .in = { .specs_dir = b->ci.in.specs_dir,
 				       .only_backend = b->backend,
-				       .no_docs = !b->report_only,
+				       .values_only = !b->report_only,
 				       .host_env = b->ci.in.host_env,
 				       .host_root = b->ci.in.host_root } };
 	pthread_t t;

@@ -93,7 +93,7 @@ int load_one(struct cli_args *a, const struct world *donor, struct world **w,
 	 * are not even read (`check` reads them all). */
 	a->ci.in.only_backend = a->backend;
 	/* Only explain shows a note: the catalog's docs are read for it alone. */
-	a->ci.in.no_docs = !a->report_only;
+	a->ci.in.values_only = !a->report_only;
 	if ((*loaded = load_world_sharing(&a->ci, donor, false, w)) < 0 && (!*w || !(*w)->specs)) {
 		if (*w)
 			print_diags(&(*w)->diags, DIAG_ERROR, NULL);

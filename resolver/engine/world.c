@@ -218,7 +218,7 @@ static int load_specs(struct world *w, const struct envfs_inputs *in,
 	uint8_t digest[SHA256_LEN];
 	/* A set read for one backend (only_backend) or without its docs is not
 	 * the whole directory the digest covers: never offered for sharing. */
-	bool have = share == SHARE_BY_DIGEST && !in->only_backend && !in->no_docs &&
+	bool have = share == SHARE_BY_DIGEST && !in->only_backend && !in->values_only &&
 		    specs_dir_digest(in->specs_dir, digest) == 0;
 	int err;
 
@@ -233,7 +233,7 @@ static int load_specs(struct world *w, const struct envfs_inputs *in,
 		return diag_extend(&w->diags, &sh->diags);
 	}
 	err = spec_set_load_dir(in->specs_dir, in->only_backend,
-				in->no_docs ? SPEC_LOAD_NO_DOCS : 0, &set, &d);
+				in->values_only ? SPEC_LOAD_NO_DOCS | SPEC_LOAD_NO_NAMES : 0, &set, &d);
 	if (err == 0 && (err = spec_share_new(set, &d, &sh)) == 0) {
 		sh->has_digest = have;
 		if (have)
@@ -317,9 +317,10 @@ static int load(const struct envfs_inputs *in, const struct world *prev,
 		goto out;
 	if ((err = copy_strs(in->arches, in->narches, &w->extra_arches, &w->nextra_arches)) < 0 ||
 	    (err = copy_strs(in->secrets, in->nsecrets, &w->secrets, &w->nsecrets)) < 0 ||
-	    (err = world_hash_inputs(w, in, inherit,
-				     share == SHARE_AS_IS && prev && w->spec_share == prev->spec_share ?
-				     prev : NULL)) < 0)
+	    (!in->values_only &&
+	     (err = world_hash_inputs(w, in, inherit,
+				      share == SHARE_AS_IS && prev && w->spec_share == prev->spec_share ?
+				      prev : NULL)) < 0))
 		goto out;
 	err = -ENOMEM;
 	if ((in->primus_path && !(w->primus_path = xstrdup(in->primus_path))) ||

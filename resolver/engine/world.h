@@ -80,7 +80,7 @@ int world_load_from(const struct envfs_inputs *in, const struct world *prev,
 /* The same, sharing donor's loaded specs (and their load diagnostics)
  * without reading the directory again, for a command that resolves two
  * sets of inputs over one specs directory: the caller vouches that in's
- * specs_dir, only_backend and no_docs are donor's. donor NULL: world_load.
+ * specs_dir, only_backend and values_only are donor's. donor NULL: world_load.
  * The new world holds its own reference to the specs: donor may be freed
  * first. */
 int world_load_sharing(const struct envfs_inputs *in, const struct world *donor,

@@ -15,8 +15,13 @@ struct file_digest;
 struct envfs_inputs {
 	const char *specs_dir;         /* required */
 	const char *only_backend;      /* NULL: every spec file (spec_set_load_dir) */
-	bool no_docs;                  /* catalog.docs.yaml is not read: no
-	                                  note is shown (SPEC_LOAD_NO_DOCS) */
+	bool values_only;              /* only what the values need (a view of
+	                                  values, exec): catalog.docs.yaml and
+	                                  names/ are not read, so no note is
+	                                  shown and no name checked
+	                                  (SPEC_LOAD_NO_DOCS, SPEC_LOAD_NO_NAMES),
+	                                  and no input is hashed (the run
+	                                  record's sha256 of each) */
 	const char *config;            /* NULL: no config */
 	struct config_read *config_read; /* NULL: the config is read as the
 	                                  world loads; else config as

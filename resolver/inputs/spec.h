@@ -184,6 +184,11 @@ enum {
 	 * user.primus.note), where_set and where_used, a third of all the
 	 * YAML a resolve would read, for a view that shows none of them. */
 	SPEC_LOAD_NO_DOCS = 1,
+	/* names/: the lists of what the stack's readers read, which only
+	 * the diagnostics of a name nothing reads use (check, explain, the
+	 * mount); a view of values never shows one. Half of what a
+	 * resolve's spec load cost besides the YAML. */
+	SPEC_LOAD_NO_NAMES = 2,
 };
 
 /* Loads every *.yaml of dir: base.yaml (the runner), catalog.yaml (the

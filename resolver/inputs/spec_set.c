@@ -310,7 +310,7 @@ int spec_set_load_dir(const char *dir, const char *only, unsigned flags,
 			goto out;
 		bad = 1;
 	}
-	if ((err = load_names(set, dir, &path, diags)) != 0) {
+	if (!(flags & SPEC_LOAD_NO_NAMES) && (err = load_names(set, dir, &path, diags)) != 0) {
 		if (err < 0)
 			goto out;
 		bad = 1;
