@@ -238,6 +238,46 @@ static int read_all(struct syncd *sd, struct start_retry *sr)
 	return 0;
 }
 
+/* A node that was in the run before (its fence was there) and comes
+ * back with its --state: a shared override --state has and etcd does not
+ * was removed (or moved away) from the run while the node was away, and
+ * goes. Every write of a node of the run went to etcd first, so nothing
+ * of its own is lost; its secrets and node-scoped names stay. Without a
+ * fence the node is new to the run, and what --state has stays
+ * node-local. Called with sd->lock held (then ov_lock, status's order). */
+static int drop_removed(struct syncd *sd, const struct world *w)
+{
+	struct envfs *fs = sd->fs;
+	size_t i, dropped = 0;
+	int err = 0;
+
+	pthread_mutex_lock(&fs->ov_lock);
+	for (i = fs->ov.n; i-- > 0 && err == 0;) {
+		const struct override *o = &fs->ov.v[i];
+		const struct syncd_key *k;
+		char rel[1024], what[1024];
+
+		if (o->private || o->pending || world_node_scoped(w, o->name))
+			continue;
+		if ((size_t)snprintf(rel, sizeof(rel), "%s/%s/%s", o->backend, o->arch,
+				     o->name) >= sizeof(rel))
+			continue;
+		if ((k = syncd_key_find(sd, rel)) && k->present)
+			continue;
+		snprintf(what, sizeof(what), "%s", rel);
+		if ((err = override_set_drop(&fs->ov, o->backend, o->arch, o->name)) < 0)
+			break;
+		dropped++;
+		log_notice("--sync: %s: removed from the run while this node was away; "
+			   "the override --state kept is dropped", what);
+	}
+	if (err == 0 && dropped && fs->state_path &&
+	    (err = statefile_save(fs->state_path, &fs->ov)) < 0)
+		log_err("cannot save the state to %s: %s", fs->state_path, strerror(-err));
+	pthread_mutex_unlock(&fs->ov_lock);
+	return err == -ENOENT ? 0 : err;
+}
+
 int syncd_take_startup(struct syncd *sd, const struct world *w)
 {
 	struct envfs *fs = sd->fs;
@@ -283,6 +323,8 @@ int syncd_take_startup(struct syncd *sd, const struct world *w)
 	for (it = sd->startup; it && err == 0; it = it->next)
 		if (!it->drop)
 			err = syncd_key_note(sd, it->key, it->rev, true);
+	if (err == 0 && sd->fence_existed)
+		err = drop_removed(sd, w);
 	pthread_mutex_unlock(&sd->lock);
 	syncd_items_free(sd->startup);
 	sd->startup = NULL;

@@ -148,9 +148,20 @@ static int fence_move(struct syncd *sd, struct etcd_client *c, const char *token
 
 int syncd_fence_init(struct syncd *sd)
 {
+	struct etcd_range r = { 0 };
 	char token[SYNCD_TOKEN_MAX];
 	int64_t rev;
 
+	/* Whether this node name was in the run before (syncd_take_startup
+	 * drops what the run removed meanwhile). */
+	if (sd->api->get(sd->cli, sd->fence_key, &r) < 0) {
+		log_err("--sync: cannot read the node's fence %s: %s",
+			sd->fence_key, sd->api->errmsg(sd->cli));
+		sd->api->range_free(&r);
+		return -EIO;
+	}
+	sd->fence_existed = r.n > 0;
+	sd->api->range_free(&r);
 	make_token(sd, 'f', token, sizeof(token));
 	if (sd->api->put(sd->cli, sd->fence_key, token, strlen(token), 0, &rev) < 0) {
 		log_err("--sync: cannot move the node's fence %s: %s",

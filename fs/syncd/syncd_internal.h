@@ -72,6 +72,11 @@ struct syncd {
 	struct etcd_client *scli;            /* the one fence move of a shutdown,
 	                                        bounded short (SHUTDOWN_FENCE_MS) */
 	char *fence_key;                     /* PREFIX/runs/RUN/fence/NODE */
+	bool fence_existed;                  /* the node had a fence in the run
+	                                        before this start: it was a
+	                                        node of the run, and what its
+	                                        --state shares came from or
+	                                        went to etcd */
 	int64_t fence_rev;                   /* its mod_revision as this node
 	                                        left it (publish_lock) */
 	uint64_t fence_nonce, fence_seq;     /* the tokens' (publish_lock) */
