@@ -23,6 +23,7 @@
 #include "diff_inputs.h"
 #include "env_diff.h"
 #include "history.h"
+#include "history_decode.h"
 #include "infile.h"
 #include "node_record.h"
 #include "sha256.h"
@@ -360,7 +361,7 @@ out:
  * every later change undone (history, newest first). A variable whose
  * value a change made is shown with the layer and source the history
  * kept; its flags are not kept. Exit status. */
-static int side_from_gen(const struct envfs_sync_api *api, const char *mnt, const char *spec,
+static int side_from_gen(const char *mnt, const char *spec,
 			 const char *backend, const char *arch, struct side *s)
 {
 	struct hist_gen *gens = NULL;
@@ -384,7 +385,7 @@ static int side_from_gen(const struct envfs_sync_api *api, const char *mnt, cons
 		goto oom;
 	}
 	if (infile_read(path, DIFF_RECORD_MAX, &buf, &len) < 0 ||
-	    api->decode_history(buf, len, &gens, &n, &keep, msg, sizeof(msg)) < 0) {
+	    history_decode(buf, len, &gens, &n, &keep, msg, sizeof(msg)) < 0) {
 		fprintf(stderr, "primus-envfs: diff: %s: %s\n", path, *msg ? msg : "cannot be read");
 		goto out;
 	}
@@ -500,11 +501,10 @@ int cmd_diff(int argc, char **argv)
 			goto out;
 		}
 	rc = 2;
-	/* A node's record (etcd) and a mount's history are read through the
-	 * module; records, mounts and inputs need none of it. */
+	/* Only a node's record (etcd) is read through the module; records,
+	 * mounts, their histories and inputs need none of it. */
 	for (k = 0; k < a.noperands; k++)
-		needs_module |= has_prefix(a.operands[k], "gen:") ||
-				has_prefix(a.operands[k], "node:");
+		needs_module |= has_prefix(a.operands[k], "node:");
 	if (needs_module && sync_load(&api, msg, sizeof(msg)) < 0) {
 		fprintf(stderr, "primus-envfs: diff: %s\n", msg);
 		goto out;
@@ -537,12 +537,7 @@ int cmd_diff(int argc, char **argv)
 
 		if (!has_prefix(a.operands[k], "gen:"))
 			continue;
-		if (!ENVFS_SYNC_HAS(api, decode_history)) {
-			fprintf(stderr, "primus-envfs: diff: the module is older than this program\n");
-			rc = 2;
-			goto out;
-		}
-		if ((rc = side_from_gen(api, other && has_prefix(other, "mount:") ? other + 6 : NULL,
+		if ((rc = side_from_gen(other && has_prefix(other, "mount:") ? other + 6 : NULL,
 					a.operands[k] + 4, a.backend, a.arch, &sides[k])) != 0)
 			goto out;
 	}

@@ -16,8 +16,8 @@
 #include "args.h"
 #include "commands.h"
 #include "history.h"
+#include "history_decode.h"
 #include "infile.h"
-#include "sync_api.h"
 #include "text.h"
 
 static const char usage[] =
@@ -71,7 +71,6 @@ static int read_history(const char *mnt, char **buf, size_t *len)
 
 int cmd_history(int argc, char **argv)
 {
-	const struct envfs_sync_api *api = NULL;
 	const char *mnt = NULL, *format = "text";
 	struct hist_filter f = { NULL, NULL, NULL };
 	struct hist_gen *gens = NULL;
@@ -134,12 +133,7 @@ int cmd_history(int argc, char **argv)
 		sb_release(&sb);
 		goto out;
 	}
-	if (sync_load(&api, msg, sizeof(msg)) < 0 || !ENVFS_SYNC_HAS(api, decode_history)) {
-		fprintf(stderr, "primus-envfs: history: %s\n",
-			api ? "the module is older than this program" : msg);
-		goto out;
-	}
-	if (api->decode_history(buf, len, &gens, &n, &keep, msg, sizeof(msg)) < 0) {
+	if (history_decode(buf, len, &gens, &n, &keep, msg, sizeof(msg)) < 0) {
 		fprintf(stderr, "primus-envfs: history: %s/history: %s\n", mnt, msg);
 		goto out;
 	}

@@ -79,8 +79,6 @@ struct sync_opts {
 struct etcd_client;
 struct node_summary;         /* node_record.h */
 struct node_detail;
-struct rr_doc;               /* run_record.h */
-struct hist_gen;             /* history.h */
 
 struct etcd_opts {
 	unsigned attempt_ms;    /* one attempt on one endpoint (0: 1000) */
@@ -300,15 +298,6 @@ struct envfs_sync_api {
 	 * through a prefix at one revision. */
 	int (*range_read)(struct etcd_client *c, const struct etcd_range_req *rq,
 	                  struct etcd_range *out);
-
-	/* diff's: a run record read back (run_record_decode.h; the types
-	 * are run_record.h's, freed with rr_doc_free()). */
-	int (*decode_run_record)(const char *p, size_t n, struct rr_doc **out,
-	                         char *msg, size_t msglen);
-	/* history's and diff gen:N's: a mount's history file read back
-	 * (history_decode.h; history.h's types, hist_gens_free()). */
-	int (*decode_history)(const char *p, size_t n, struct hist_gen **out,
-	                      size_t *nout, size_t *keep, char *msg, size_t msglen);
 };
 
 /* True when the module's table has member (it may be older). */

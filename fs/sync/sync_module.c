@@ -4,9 +4,7 @@
 #include <stdio.h>
 
 #include "etcd.h"
-#include "history_decode.h"
 #include "node_record_decode.h"
-#include "run_record_decode.h"
 
 /* The table's open: the sync options as the client's. Attempts of at
  * most 1000 ms, or half the bound when that is less, so that a silent
@@ -66,8 +64,6 @@ static const struct envfs_sync_api api = {
 	.decode_detail = record_decode_detail,
 	.set_bound = etcd_set_bound,
 	.range_read = etcd_range_read,
-	.decode_run_record = run_record_decode,
-	.decode_history = history_decode,
 };
 
 const struct envfs_sync_api *envfs_sync_api(unsigned version);

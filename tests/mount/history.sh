@@ -60,6 +60,12 @@ grep -q 'NNODES' "$TMP/dg" && fail "NNODES is back as it was, yet diff names it:
 last=$(sed -n 's/^gen \([0-9]*\) .*$/\1/p' "$TMP/h2" | tail -1)
 "$ENVFS_BIN" diff "mount:$MNT" "gen:$last" -b maxtext -a gfx950 >/dev/null ||
 	fail "the mount differs from its last generation"
+# Reading a history needs no sync module (the etcd client, libcurl): both
+# work where none is installed.
+PRIMUS_ENVFS_SYNC_MODULE="$TMP/no-module.so" "$ENVFS_BIN" diff "mount:$MNT" "gen:$last" \
+	-b maxtext -a gfx950 >/dev/null 2>"$TMP/nm.err" || fail "diff gen: needs the sync module: $(cat "$TMP/nm.err")"
+PRIMUS_ENVFS_SYNC_MODULE="$TMP/no-module.so" hist maxtext/gfx950 >"$TMP/nm.out" 2>"$TMP/nm.err" &&
+	cmp -s "$TMP/nm.out" "$TMP/h2" || fail "history needs the sync module: $(cat "$TMP/nm.err")"
 set +e
 "$ENVFS_BIN" diff "mount:$MNT" gen:99999 -b maxtext -a gfx950 >/dev/null 2>"$TMP/dg.err"
 rc=$?
