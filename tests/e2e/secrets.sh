@@ -43,6 +43,18 @@ for n in HF_TOKEN HUGGING_FACE_HUB_TOKEN AWS_SECRET_ACCESS_KEY OPENAI_API_KEY GI
 	APP_SECRET APP_SECRET_2; do
 	same_digest "$n" hunter2 hunter3
 done
+# Credentials by the names their tools read: libpq's PGPASSWORD, MySQL's
+# MYSQL_PWD, Azure's storage key and connection string, personal access
+# tokens (GitLab, GitHub), and *_PASSPHRASE.
+for n in PGPASSWORD MYSQL_PWD AZURE_STORAGE_KEY AZURE_STORAGE_ACCOUNT_KEY \
+	AZURE_STORAGE_CONNECTION_STRING GITLAB_PAT GH_PAT GPG_PASSPHRASE DD_APIKEY; do
+	same_digest "$n" hunter2 hunter3
+done
+# Names that only look like those stay values: JAX settings that end in
+# _KEY and _PASS (a compiler pass), a working directory.
+other_digest JAX_LEGACY_PRNG_KEY 0 1
+other_digest JAX_COMPILER_ENABLE_REMAT_PASS 0 1
+other_digest PRIMUS_PWD_HINT /a /b
 # A value that is no secret still counts.
 other_digest NCCL_DEBUG INFO WARN
 other_digest TOKENIZER_PATH /a /b
