@@ -10,6 +10,7 @@
 
 #include "strbuf.h"
 #include "sync_opts.h"
+#include "text.h"
 
 /* A password file larger than this is not a password file. */
 #define PASSWORD_FILE_MAX 4096
@@ -91,6 +92,25 @@ static bool name_ok(const char *s, size_t max)
 	return true;
 }
 
+/* Refuses arg as a what ("run", "node") name: the name is shown escaped
+ * (text_escape), as a name with an ESC or a newline in it would otherwise
+ * reach the user's terminal raw or split the message. */
+static int bad_name(int key, bool dashed, const char *what, const char *arg, int max)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int err;
+
+	if (text_escape(&sb, arg, strlen(arg)) < 0) {
+		sb_release(&sb);
+		fprintf(stderr, "primus-envfs: %s\n", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	err = bad(key, dashed, "'%s' is not a %s name (1 to %d printable characters, "
+		  "no '/', no space)", sb_str(&sb), what, max);
+	sb_release(&sb);
+	return err;
+}
+
 static int take_endpoints(struct sync_opts *so, const char *arg, bool dashed)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -164,8 +184,7 @@ int sync_opts_take(struct sync_opts *so, int key, const char *arg, bool dashed)
 		return take_endpoints(so, arg, dashed);
 	case SYNC_KEY_RUN:
 		if (!name_ok(arg, NAME_MAX_LEN))
-			return bad(key, dashed, "'%s' is not a run name (1 to %d printable "
-				   "characters, no '/', no space)", arg, NAME_MAX_LEN);
+			return bad_name(key, dashed, "run", arg, NAME_MAX_LEN);
 		return set_one(&so->run, arg);
 	case SYNC_KEY_PREFIX:
 		return take_prefix(so, arg, dashed);
@@ -189,8 +208,7 @@ int sync_opts_take(struct sync_opts *so, int key, const char *arg, bool dashed)
 		return set_one(&so->password_file, arg);
 	case SYNC_KEY_NODE:
 		if (!name_ok(arg, NODE_NAME_MAX))
-			return bad(key, dashed, "'%s' is not a node name (1 to %d printable "
-				   "characters, no '/', no space)", arg, NODE_NAME_MAX);
+			return bad_name(key, dashed, "node", arg, NODE_NAME_MAX);
 		return set_one(&so->node, arg);
 	case SYNC_KEY_TIMEOUT:
 		return take_timeout(so, arg, dashed);

@@ -88,6 +88,11 @@ expect_refused 64 '^primus-envfs: --run without --sync' --run 1
 expect_refused 64 '^primus-envfs: --sync-node without --sync' -o sync_node=n1
 expect_refused 64 'needs --run ID .*SLURM_JOB_ID is not set' --sync "etcd://$EP"
 expect_refused 64 "'a/b' is not a run name" --sync "etcd://$EP" --run a/b
+# What a refused name holds comes back escaped, never raw to the terminal.
+expect_refused 64 "'a\\\\x1b\\[31mb' is not a node name" --sync "etcd://$EP" --run 1 \
+	--sync-node "$(printf 'a\033[31mb')"
+expect_refused 64 "'r\\\\nx' is not a run name" --sync "etcd://$EP" --run "$(printf 'r\nx')"
+! grep -q "$(printf '\033')" "$TMP/r.err" || fail "a refused name reaches the terminal raw"
 expect_refused 64 'milliseconds from 100' --sync "etcd://$EP" --run 1 --sync-timeout 5
 expect_refused 64 'starting with' --sync "etcd://$EP" --run 1 --sync-prefix x
 expect_refused 64 '^primus-envfs: --sync-cert without --sync-key' \
