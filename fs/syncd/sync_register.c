@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +43,9 @@ struct sync_register {
 	char *hold_key;
 	char *mountpoint;
 	char host[256];
-	int64_t hold_rev;                   /* 0: not held */
+	/* 0: not held. Written by the claim and the thread; read by the
+	 * commits (sync_register_hold), hence atomic. */
+	_Atomic int64_t hold_rev;
 	bool hold_said;                     /* the loss was said in the log */
 	pthread_t thread;
 	bool started;
@@ -288,7 +291,17 @@ out:
 
 int64_t sync_register_claim_revision(const struct sync_register *r)
 {
-	return r->hold_rev;
+	return atomic_load(&r->hold_rev);
+}
+
+int64_t sync_register_hold(const struct sync_register *r)
+{
+	return atomic_load(&r->hold_rev);
+}
+
+const char *sync_register_hold_key(const struct sync_register *r)
+{
+	return r->hold_key;
 }
 
 static void set_error(struct sync_register *r, const char *what)

@@ -58,6 +58,15 @@ int sync_register_claim(struct sync_register *r, const char *mountpoint,
  * a write this mount made after it started, so higher than the revision
  * of every write etcd acknowledged before. */
 int64_t sync_register_claim_revision(const struct sync_register *r);
+/* Whether the mount holds its node name now, as far as it knows: the
+ * create_revision of its hold key (sync_register_hold_key), or 0 when it
+ * does not (its lease ran out, and it has not taken the name again). Any
+ * thread. A commit compares the key's create_revision with it in its txn,
+ * so one that lost the name applies nowhere even before the thread
+ * notices. */
+int64_t sync_register_hold(const struct sync_register *r);
+/* PREFIX/runs/RUN/node-names/NODE; lives as long as r. */
+const char *sync_register_hold_key(const struct sync_register *r);
 /* Starts the thread (after daemonizing). 0 or a negative errno. */
 int sync_register_start(struct sync_register *r);
 /* e was just published, and revision is the last etcd revision the node

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "resolve.h"
 #include "snapshot.h"
+#include "sync_register.h"
 #include "syncd_internal.h"
 
 /* Marks backend/arch/name as kept on the node, for status: a secret, or
@@ -99,22 +100,80 @@ static bool holds(const struct etcd_kv *kv, const char *token)
 	return token && kv->value_len == strlen(token) && !memcmp(kv->value, token, kv->value_len);
 }
 
+/* Whether kv holds a token of this mount's (its nonce), of any kind. */
+static bool ours(struct syncd *sd, const struct etcd_kv *kv)
+{
+	char nonce[24];
+	int n = snprintf(nonce, sizeof(nonce), " %016llx ", (unsigned long long)sd->fence_nonce);
+
+	return kv->value_len > (size_t)n && !memcmp(kv->value + 1, nonce, (size_t)n);
+}
+
+/* The compare that makes a txn apply only while this mount holds its
+ * node name: a mount whose lease ran out (stopped, cut off) and whose
+ * name another mount took must neither share a write nor move the fence
+ * the new holder's commits compare. 0, or -ESTALE when the mount knows
+ * it does not hold the name now. */
+static int hold_cmp(struct syncd *sd, struct etcd_cmp *cmp)
+{
+	int64_t hold = sync_register_hold(sd->reg);
+
+	if (!hold)
+		return -ESTALE;
+	*cmp = (struct etcd_cmp){ .key = sync_register_hold_key(sd->reg), .target = ETCD_CREATE,
+				  .op = ETCD_EQ, .value = hold };
+	return 0;
+}
+
+/* After a failed compare: 1 when the name is still this mount's, 0 when
+ * not, or the client's error. */
+static int hold_check(struct syncd *sd, struct etcd_client *c)
+{
+	int64_t hold = sync_register_hold(sd->reg);
+	struct etcd_range r = { 0 };
+	int err;
+
+	if (!hold)
+		return 0;
+	if ((err = sd->api->get(c, sync_register_hold_key(sd->reg), &r)) == 0)
+		err = r.n && r.kvs[0].create_revision == hold;
+	sd->api->range_free(&r);
+	return err;
+}
+
+static void name_lost(struct syncd *sd)
+{
+	char msg[400];
+
+	snprintf(msg, sizeof(msg), "this mount does not hold its node name %s now (its lease "
+		 "ran out while it was stopped or cut off from etcd, and another mount may "
+		 "hold it): the write is applied nowhere", sd->so->node);
+	syncd_set_error(sd, "commit", msg);
+}
+
 /* Reads the fence: sd->fence_rev follows it. 1 when it holds token (the
  * commit of that token applied, at *rev), 0 when not, or a negative
- * errno. */
-static int fence_read(struct syncd *sd, struct etcd_client *c, const char *token, int64_t *rev)
+ * errno; with foreign set, -ESTALE when it holds another mount's token
+ * (one that held this node name meanwhile wrote it: whether token's
+ * commit applied before that cannot be told from here). */
+static int fence_read(struct syncd *sd, struct etcd_client *c, const char *token, int64_t *rev,
+		      bool foreign)
 {
 	struct etcd_range r = { 0 };
 	int err;
 
 	if ((err = sd->api->get(c, sd->fence_key, &r)) == 0) {
-		/* Deleted by hand: compares then see 0, as for any key gone. */
-		sd->fence_rev = r.n ? r.kvs[0].mod_revision : 0;
 		if (r.n && holds(&r.kvs[0], token)) {
 			*rev = r.kvs[0].mod_revision;
 			err = 1;
+		} else if (foreign && r.n && !ours(sd, &r.kvs[0])) {
+			err = -ESTALE;
+			goto out;
 		}
+		/* Deleted by hand: compares then see 0, as for any key gone. */
+		sd->fence_rev = r.n ? r.kvs[0].mod_revision : 0;
 	}
+out:
 	sd->api->range_free(&r);
 	return err;
 }
@@ -124,17 +183,21 @@ static int fence_read(struct syncd *sd, struct etcd_client *c, const char *token
  * (at *rev), a negative errno when etcd did not take the move. */
 static int fence_move(struct syncd *sd, struct etcd_client *c, const char *token, int64_t *rev)
 {
-	struct etcd_cmp cmp = { .key = sd->fence_key, .target = ETCD_MOD, .op = ETCD_EQ,
-				.value = sd->fence_rev };
+	struct etcd_cmp cmp[2] = { { .key = sd->fence_key, .target = ETCD_MOD, .op = ETCD_EQ,
+				     .value = sd->fence_rev } };
 	struct etcd_op op = { .type = ETCD_OP_PUT, .key = sd->fence_key };
 	struct etcd_txn_result res = { 0 };
 	char move[SYNCD_TOKEN_MAX];
 	int err;
 
+	/* Not holding the name, the move is not this mount's to make; the
+	 * fence may still tell that the commit applied. */
+	if (hold_cmp(sd, &cmp[1]) < 0)
+		return fence_read(sd, c, token, rev, true) == 1 ? 1 : -ESTALE;
 	make_token(sd, 'f', move, sizeof(move));
 	op.value = move;
 	op.value_len = strlen(move);
-	if ((err = sd->api->txn(c, &cmp, 1, &op, 1, NULL, 0, &res)) < 0)
+	if ((err = sd->api->txn(c, cmp, 2, &op, 1, NULL, 0, &res)) < 0)
 		return err;
 	if (res.succeeded) {
 		sd->fence_rev = res.revision;
@@ -142,8 +205,9 @@ static int fence_move(struct syncd *sd, struct etcd_client *c, const char *token
 	}
 	/* The fence moved since the commit was sent: the commit itself did
 	 * (its token), or an earlier attempt of this move, which the commit
-	 * cannot pass either. */
-	return fence_read(sd, c, token, rev);
+	 * cannot pass either; or the name is another mount's now, whose
+	 * token the fence may hold (-ESTALE: unknown). */
+	return fence_read(sd, c, token, rev, true);
 }
 
 int syncd_fence_init(struct syncd *sd)
@@ -209,7 +273,9 @@ int syncd_fence_resolve(struct syncd *sd, bool quick)
 	c = quick || atomic_load(&sd->shutting) ? sd->scli : sd->fcli;
 	if ((r = fence_move(sd, c, u->token, &rev)) < 0) {
 		/* status says why the outcome is still unknown (sync_last_error). */
-		syncd_set_error(sd, "learning a write's outcome", sd->api->errmsg(c));
+		syncd_set_error(sd, "learning a write's outcome", r == -ESTALE ?
+				"this mount does not hold its node name now, and the fence "
+				"holds another mount's token" : sd->api->errmsg(c));
 		return r;
 	}
 	unknown_what(u, what, sizeof(what));
@@ -296,7 +362,9 @@ static int lost(struct syncd *sd, const char *backend, const char *arch,
 		return -EIO;
 	}
 	msg[400] = '\0';
-	strncat(msg, "; outcome unknown: the write may still be applied (status: sync_write_unknown)",
+	strncat(msg, r == -ESTALE ? "; outcome unknown: the write may still be applied, and this "
+		"mount does not hold its node name now (status: sync_write_unknown)" :
+		"; outcome unknown: the write may still be applied (status: sync_write_unknown)",
 		sizeof(msg) - strlen(msg) - 1);
 	syncd_set_error(sd, "commit", msg);
 	if (unknown_note(sd, backend, arch, names, n, token) < 0 || shutting)
@@ -363,7 +431,7 @@ int syncd_commit(struct syncd *sd, const struct hist_writer *who, const char *ba
 {
 	struct envfs *fs = sd->fs;
 	struct etcd_op ops[3];
-	struct etcd_cmp cmp[3];
+	struct etcd_cmp cmp[4];
 	struct etcd_txn_result res = { 0 };
 	char *keys[2] = { NULL, NULL }, *vals[2] = { NULL, NULL }, token[SYNCD_TOKEN_MAX];
 	const char *rel[2];
@@ -447,7 +515,12 @@ int syncd_commit(struct syncd *sd, const struct hist_writer *who, const char *ba
 				       .value = sd->fence_rev };
 	ops[nops] = (struct etcd_op){ .type = ETCD_OP_PUT, .key = sd->fence_key, .value = token,
 				      .value_len = strlen(token) };
-	err = sd->api->txn(sd->cli, cmp, nops + 1, ops, nops + 1, NULL, 0, &res);
+	if (hold_cmp(sd, &cmp[nops + 1]) < 0) {
+		name_lost(sd);
+		err = -EIO;
+		goto out;
+	}
+	err = sd->api->txn(sd->cli, cmp, nops + 2, ops, nops + 1, NULL, 0, &res);
 	syncd_note_endpoint(sd, sd->cli);
 	if (err < 0) {
 		if ((r = lost(sd, backend, arch, names, n, token,
@@ -464,7 +537,14 @@ int syncd_commit(struct syncd *sd, const struct hist_writer *who, const char *ba
 		 * (its token: applied), or not by this node's commits (a
 		 * lost fence move or put applying late): the keys are then
 		 * compared again on what etcd has. */
-		if ((r = fence_read(sd, sd->cli, token, &rev)) < 0) {
+		if ((r = hold_check(sd, sd->cli)) == 0) {
+			name_lost(sd);
+			err = -EIO;
+			goto out;
+		}
+		if (r > 0)
+			r = fence_read(sd, sd->cli, token, &rev, false);
+		if (r < 0) {
 			if (res.uncertain && (r = lost(sd, backend, arch, names, n, token, true,
 						       &rev)) < 0) {
 				err = r;
