@@ -48,7 +48,7 @@ int hindex_insert(struct hindex *ix, uint64_t hash, size_t entry)
 
 	if (entry >= UINT32_MAX)
 		return -ENOMEM;
-	if ((!ix->slots || 2 * (ix->n + 1) > ix->mask + 1) && (err = rehash(ix)) < 0)
+	if ((!ix->slots || 4 * (ix->n + 1) > 3 * (ix->mask + 1)) && (err = rehash(ix)) < 0)
 		return err;
 	place(ix->slots, ix->mask, (struct hindex_slot){ (uint32_t)entry + 1, (uint32_t)hash });
 	ix->n++;

@@ -6,7 +6,9 @@
  * low bits of each key's hash, never the keys: the caller hashes a key
  * with hindex_hash, walks the entries with that hash with
  * hindex_first/hindex_next and compares keys itself. Open addressing with
- * linear probing, at most half full; removal shifts the probe run back,
+ * linear probing, at most three quarters full (half full cost the daemon
+ * 0.4 MiB at 10,000 variables, for a probe or two fewer: the 32 hash
+ * bits kept make a probe one compare); removal shifts the probe run back,
  * so no tombstones build up.
  *
  *   uint64_t h = hindex_hash(name, strlen(name), HINDEX_SEED);
