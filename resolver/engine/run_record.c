@@ -9,7 +9,7 @@
 #include "diag_codes.h"
 #include "json.h"
 #include "layer.h"
-#include "view.h"
+#include "view_digest.h"
 
 static int add_str(struct strbuf *out, const char *s)
 {
@@ -250,7 +250,7 @@ int run_record_render(const struct snapshot *s, unsigned flags, struct strbuf *o
 	size_t i;
 	int err;
 
-	if ((err = view_render(s, VIEW_DIGEST, &digest)) < 0)
+	if ((err = view_digest(s, &digest)) < 0)
 		goto out;
 	if (digest.len && digest.buf[digest.len - 1] == '\n')
 		digest.buf[--digest.len] = '\0';

@@ -16,6 +16,7 @@
 #include "run_record.h"
 #include "sha256.h"
 #include "text.h"
+#include "view_digest.h"
 
 /* docker's CLI reads env-files with bufio.Scanner, whose default token
  * limit (64 KiB) must hold the line plus its '\n'. */
@@ -303,39 +304,25 @@ static int render_compose(const struct snapshot *s, struct strbuf *out, struct v
 	return 0;
 }
 
-/* An environ block cannot hold a NUL inside a value; such a value (the
- * resolver reports it) is left out rather than cut short. */
-/* What digest hashes in place of a secret's value. */
-static const char secret_marker[] = "<redacted>";
-
-/* environ; masked: each secret's value is secret_marker (the digest's
- * input, which everyone may read). */
-static int render_environ_as(const struct snapshot *s, struct strbuf *out, struct vsink *k,
-			     bool masked)
+/* environ: view_in_environ's variables (view_digest.h). */
+static int render_environ(const struct snapshot *s, struct strbuf *out, struct vsink *k)
 {
 	size_t i;
 	int err;
 
 	for (i = 0; i < s->nvars; i++) {
 		const struct snap_var *v = &s->vars[i];
-		bool mask = masked && v->secret;
 
-		if (!exported(v) || has_byte(v->value, v->value_len, '\0'))
+		if (!view_in_environ(v))
 			continue;
 		if ((err = sb_add(out, v->name, v->name_len)) < 0 ||
 		    (err = sb_addc(out, '=')) < 0 ||
-		    (err = mask ? sb_add(out, secret_marker, sizeof(secret_marker) - 1)
-				: sb_add(out, v->value, v->value_len)) < 0 ||
+		    (err = sb_add(out, v->value, v->value_len)) < 0 ||
 		    (err = sb_addc(out, '\0')) < 0)
 			return err;
 		vsink_step(k, out);
 	}
 	return 0;
-}
-
-static int render_environ(const struct snapshot *s, struct strbuf *out, struct vsink *k)
-{
-	return render_environ_as(s, out, k, false);
 }
 
 /* Why env.sh leaves v out, or NULL. `export 'a b'=x` is an error that
@@ -593,36 +580,10 @@ static int render_explain(const struct snapshot *s, struct strbuf *out, struct v
 	return 0;
 }
 
-/* The hash of environ with every secret's value replaced by a marker,
- * taken in chunks as it is rendered: digest is readable by everyone, and
- * a hash over values all readable but one is a dictionary attack on
- * that one. */
-static int render_digest(const struct snapshot *s, struct strbuf *out)
-{
-	struct strbuf env = STRBUF_INIT;
-	struct vsink all = { .keep = 0 };
-	uint8_t md[SHA256_LEN];
-	char line[2 * SHA256_LEN + 1];
-	int err;
-
-	sha256_stream_init(&all.h);
-	if ((err = render_environ_as(s, &env, &all, true)) < 0)
-		goto out;
-	sha256_stream_add(&all.h, sb_str(&env), env.len);
-	sha256_stream_end(&all.h, md);
-	sha256_hex(md, line);
-	/* the hex's NUL gives way to the line's newline */
-	line[2 * SHA256_LEN] = '\n';
-	err = sb_add(out, line, sizeof(line));
-out:
-	sb_release(&env);
-	return err;
-}
-
 static int render_digest_k(const struct snapshot *s, struct strbuf *out, struct vsink *k)
 {
 	(void)k;
-	return render_digest(s, out);
+	return view_digest(s, out);
 }
 
 static int render_record(const struct snapshot *s, struct strbuf *out, struct vsink *k)

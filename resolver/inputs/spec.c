@@ -304,9 +304,9 @@ static void take_rule_code(struct sctx *c, struct spec_rule *r, const struct yno
 		return;
 	}
 	ci = diag_code_info(code);
-	if (sev_at && (int)r->sev != ci->sev) {
+	if (sev_at && r->sev != ci->sev) {
 		bad(c, sev_at, "severity %s disagrees with code %s (a%s %s)", diag_sev_name(r->sev),
-		    ci->code, ci->sev == DIAG_INFO ? "n" : "", diag_sev_name((enum diag_sev)ci->sev));
+		    ci->code, ci->sev == DIAG_INFO ? "n" : "", diag_sev_name(ci->sev));
 		return;
 	}
 	r->code = code;

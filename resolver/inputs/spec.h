@@ -9,35 +9,13 @@
 
 #include "diag.h"
 #include "dialect.h"
+#include "vtype.h"
 
 struct arena;
 struct expr;
 
 enum spec_mode { SPEC_MODE_DEFAULT, SPEC_MODE_SET };
 enum spec_kind { SPEC_KIND_VALUE, SPEC_KIND_FLAGS };
-
-enum vtype {
-	VT_NONE = 0,   /* no validation */
-	VT_STRING,
-	VT_BOOL,       /* 1 true on yes / 0 false off no, any case; "" = unset */
-	VT_INT,        /* optional min/max */
-	VT_ENUM,       /* values */
-	VT_PATH,
-	VT_LIST,       /* comma list; entries checked against values when given */
-};
-
-/* SCOPE_NODE: the value differs per node by design (a rank, a detected
- * interface); the node digest (node_digest.h) leaves the name out. */
-enum { SCOPE_RUNTIME = 1, SCOPE_BUILD = 2, SCOPE_TEST = 4, SCOPE_NODE = 8 };
-
-struct vtype_def {
-	enum vtype type;
-	bool has_min, has_max;
-	long long min, max;
-	char **values;            /* enum alternatives / known list entries */
-	size_t nvalues;
-	enum diag_sev invalid;    /* severity of a value outside the type */
-};
 
 struct spec_flag {
 	char *text;               /* template, e.g. --xla_gpu_autotune_level=${X:-4} */

@@ -5,8 +5,11 @@
 
 #include <stdbool.h>
 
-#include "spec.h"
+#include "dialect.h"
+#include "vtype.h"
 #include "yaml_tree.h"
+
+struct expr;
 
 struct sctx {
 	const char *file;

@@ -12,8 +12,6 @@
 #include "diag_codes.h"
 #include "strbuf.h"
 
-enum diag_sev { DIAG_INFO = 0, DIAG_WARNING = 1, DIAG_ERROR = 2 };
-
 struct diag {
 	enum diag_code code;
 	enum diag_sev sev;  /* the code's, from the table */

@@ -4,8 +4,6 @@
 #include <errno.h>
 #include <strings.h>
 
-#include "diag.h"
-
 static const struct diag_code_info table[DIAG_NCODES] = {
 #define DIAG_CODE_LINE(name, num, sev, meaning) [name] = { "PE" #num, sev, meaning },
 	DIAG_CODES(DIAG_CODE_LINE)

@@ -19,6 +19,9 @@
 
 #include <stddef.h>
 
+/* Each code's severity, fixed by its table line. */
+enum diag_sev { DIAG_INFO = 0, DIAG_WARNING = 1, DIAG_ERROR = 2 };
+
 #define DIAG_CODES(X) \
 	X(DC_INPUT_UNREADABLE,      001, DIAG_ERROR,   "an input file or directory cannot be read") \
 	X(DC_YAML_SYNTAX,           002, DIAG_ERROR,   "a YAML syntax error") \
@@ -112,7 +115,7 @@ enum diag_code {
 
 struct diag_code_info {
 	const char *code;        /* "PE104" */
-	int sev;                 /* enum diag_sev */
+	enum diag_sev sev;
 	const char *meaning;
 };
 

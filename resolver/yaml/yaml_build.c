@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "arena.h"
+#include "diag.h"
+#include "strbuf.h"
 
 /* Explicit tags are stored in their short form ("!!str") because that is
  * how users write them and how diagnostics should quote them. */

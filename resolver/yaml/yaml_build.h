@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "yaml_tree.h"
+#include "ynode.h"
+
+struct diag_list;
 
 struct yb_frame {
 	struct ynode *node;
