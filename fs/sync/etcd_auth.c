@@ -9,15 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void auth_forget(char **secret)
-{
-	if (*secret) {
-		explicit_bzero(*secret, strlen(*secret));
-		free(*secret);
-		*secret = NULL;
-	}
-}
-
 /* Wipes the bytes of a JSON string json-c owns. */
 static void wipe_json_string(struct json_object *s)
 {

@@ -103,6 +103,8 @@ int err_add_printable(struct strbuf *out, const char *s, size_t n, size_t max);
 
 /* Replaces every occurrence of secret (len > 0) in sb with "***". */
 void err_scrub(struct strbuf *sb, const char *secret);
+/* err_scrub of the client's password and token. */
+void conn_scrub(struct etcd_client *c, struct strbuf *sb);
 
 /* ---- the client (etcd_conn.c, etcd_auth.c) ---------------------------------- */
 

@@ -15,6 +15,24 @@
 
 /* ---- the table ----------------------------------------------------------- */
 
+void sim_release(struct sim *s)
+{
+	free(s->entry_var[0]);
+	free(s->entry_var[1]);
+	sb_release(&s->scratch);
+	free(s->v);
+	hindex_release(&s->index);
+	free(s->recs);
+	free(s->readers);
+	diag_list_release(&s->diags);
+	arena_free(s->arena);
+}
+
+bool sim_exported(const struct evar *e)
+{
+	return e->set && !e->consumed;
+}
+
 uint32_t sim_find(const struct sim *s, const char *name, size_t len)
 {
 	struct hindex_probe p;
