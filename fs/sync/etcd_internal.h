@@ -3,8 +3,9 @@
  *   etcd_endpoints.c  the endpoint list
  *   etcd_json.c       base64, JSON fields, prefix ranges (pure)
  *   etcd_err.c        what an etcd or curl failure means (pure), messages
- *   etcd_conn.c       the client, curl handles, TLS, one attempt, rotation
+ *   etcd_conn.c       the client, curl handles, TLS, one attempt
  *   etcd_auth.c       authenticate, the token
+ *   etcd_call.c       a call: attempts rotating over the endpoints
  *   etcd_kv.c, etcd_lease.c, etcd_watch.c, etcd_maint.c  the calls */
 #ifndef ENVFS_ETCD_INTERNAL_H
 #define ENVFS_ETCD_INTERNAL_H

@@ -70,7 +70,7 @@ void syncd_free(struct syncd *sd);
  * private, or that the specs mark `scope: node`, stays node-local
  * (status lists it). Each key is compared with
  * the revision this node has of it, and the node's fence with where the
- * node left it (syncd_commit.c); the fence's token names cause
+ * node left it (syncd_fence.c); the fence's token names cause
  * (history.h's name of it) and who (may be NULL), for the history of
  * the other nodes. Returns 0 (applied), -EAGAIN when
  * another node changed a key first (what etcd has now is kept for
@@ -108,7 +108,7 @@ void syncd_unshare(struct syncd *sd, const char *backend, const char *arch,
 
 /* Called after every publish of new snapshots: at start (syncd_start), by
  * a reload and by every commit, local or applied from etcd (publish_lock
- * held then). The node registration hooks in here (see syncd.c). */
+ * held then). The node registration hooks in here (see syncd_keys.c). */
 void syncd_published(struct syncd *sd);
 
 /* Appends the "sync..." lines of MOUNT/status (no values, ever). Safe

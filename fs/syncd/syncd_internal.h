@@ -1,6 +1,13 @@
-/* syncd's parts (syncd.c: start and stop, keys; syncd_commit.c;
- * syncd_watch.c: the watch and the applier; syncd_status.c). Not for
- * other files. */
+/* syncd's parts, top down (each calls only the ones below it):
+ *   syncd.c         start and stop
+ *   syncd_status.c  the status lines
+ *   syncd_commit.c  a local change into etcd
+ *   syncd_watch.c   the watch and the applier
+ *   syncd_read.c    reads of the whole prefix
+ *   syncd_fence.c   the fence, a write of unknown outcome
+ *   syncd_items.c   a key and value as the applier's item
+ *   syncd_keys.c    the keys known, status facts, the record's hook
+ * Not for other files. */
 #ifndef ENVFS_SYNCD_INTERNAL_H
 #define ENVFS_SYNCD_INTERNAL_H
 
@@ -51,7 +58,7 @@ struct sync_register;
 #define SHUTDOWN_FENCE_MS 500
 
 /* A commit whose answer was lost while no member could take the fence
- * move: it may still apply. Resolved (fence_resolve, syncd_commit.c) at
+ * move: it may still apply. Resolved (syncd_fence_resolve, syncd_fence.c) at
  * the next commit or once the watch is back. */
 struct syncd_unknown {
 	char *backend, *arch;    /* owned */
@@ -178,6 +185,30 @@ int syncd_read_prefix(struct syncd *sd, struct etcd_client *c, bool startup, boo
 struct hist_writer;
 void syncd_apply_items(struct syncd *sd, struct syncd_item *items,
 		       const struct hist_writer *who, struct inval_list *l);
+/* The fence (syncd_fence.c). A token no other write has, kind 'c' (a
+ * commit) or 'f' (a move): the mount's nonce and a count. */
+void syncd_make_token(struct syncd *sd, char kind, char *out, size_t n);
+/* The compare that makes a txn apply only while this mount holds its
+ * node name, into *cmp: 0, or -ESTALE when the mount knows it does not
+ * hold the name now. */
+int syncd_hold_cmp(struct syncd *sd, struct etcd_cmp *cmp);
+/* After a failed compare: 1 when the name is still this mount's, 0 when
+ * not, or the client's error. */
+int syncd_hold_check(struct syncd *sd, struct etcd_client *c);
+/* Reads the fence (sd->fence_rev follows it): 1 when it holds token
+ * (that commit applied, at *rev), 0 when not, or a negative errno; with
+ * foreign, -ESTALE when it holds another mount's token. */
+int syncd_fence_read(struct syncd *sd, struct etcd_client *c, const char *token, int64_t *rev,
+		     bool foreign);
+/* Moves the fence past a commit of token whose answer was lost: 0 when
+ * that commit can no longer apply, 1 when it had applied (at *rev),
+ * -ESTALE when this mount cannot tell (it does not hold its node name),
+ * another negative errno when etcd did not take the move. */
+int syncd_fence_move(struct syncd *sd, struct etcd_client *c, const char *token, int64_t *rev);
+/* Records the write of names as of unknown outcome (status names it).
+ * 0 or -ENOMEM. */
+int syncd_unknown_note(struct syncd *sd, const char *backend, const char *arch,
+		       const char *const *names, size_t n, const char *token);
 /* Moves the fence at start: a request a previous mount of this node
  * left in a member can no longer apply. 0 or -EIO (message printed). */
 int syncd_fence_init(struct syncd *sd);

@@ -208,18 +208,6 @@ static int read_once(struct reader *r)
 	return err;
 }
 
-void syncd_items_free(struct syncd_item *it)
-{
-	while (it) {
-		struct syncd_item *next = it->next;
-
-		free(it->key);
-		free(it->value);
-		free(it);
-		it = next;
-	}
-}
-
 int syncd_read_prefix(struct syncd *sd, struct etcd_client *c, bool startup,
 		      bool serializable, struct syncd_item **out, int64_t *revision)
 {

@@ -23,33 +23,6 @@ static void queue_item(struct syncd *sd, struct syncd_item *it)
 	pthread_cond_broadcast(&sd->cond);
 }
 
-int syncd_item_of(struct syncd *sd, const char *key, const char *v, size_t vlen, bool drop,
-		  int64_t rev, struct syncd_item **out)
-{
-	struct syncd_item *it;
-	const char *value = NULL;
-	size_t len = 0;
-	char buf[1024], *b, *a, *n;
-
-	if (strncmp(key, sd->prefix, sd->prefix_len) ||
-	    !syncd_key_split(key + sd->prefix_len, buf, sizeof(buf), &b, &a, &n) ||
-	    (!drop && syncd_value_decode(v, vlen, &value, &len) < 0))
-		return -EINVAL;
-	if (!(it = calloc(1, sizeof(*it))) || !(it->key = strdup(key + sd->prefix_len)) ||
-	    (value && !(it->value = xstrndup(value, len)))) {
-		if (it)
-			free(it->key);
-		free(it);
-		return -ENOMEM;
-	}
-	it->kind = IT_CHANGE;
-	it->len = len;
-	it->drop = drop;
-	it->rev = rev;
-	*out = it;
-	return 0;
-}
-
 static struct syncd_item *marker(enum syncd_item_kind kind, int64_t rev)
 {
 	struct syncd_item *it = calloc(1, sizeof(*it));

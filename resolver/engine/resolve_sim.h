@@ -12,7 +12,8 @@
  *   resolve_flags.c        the flag-list merge (XLA_FLAGS)
  *   resolve_fixed_point.c  the second pass over the exported environment
  *   resolve_snapshot.c     the snapshot built from a finished simulation
- *   resolve.c              the steps in order, resolve_dir(), resolve_all() */
+ *   resolve_run.c          the steps in order (sim_run)
+ *   resolve.c              resolve_dir(), resolve_all() */
 #ifndef ENVFS_RESOLVE_SIM_H
 #define ENVFS_RESOLVE_SIM_H
 
@@ -212,10 +213,11 @@ int sim_step_config(struct sim *s);
 int sim_step_backend(struct sim *s);
 int sim_warn_empty_params(struct sim *s);
 
-/* resolve.c */
+/* resolve_run.c */
 /* Runs the launch over s->image (and, for the full pass, the host, cli and
  * overrides). The caller releases s with sim_release() either way. */
 int sim_run(struct sim *s);
+/* resolve_table.c */
 void sim_release(struct sim *s);
 bool sim_exported(const struct evar *e);
 

@@ -139,10 +139,25 @@ def rewrite_loop(config, stop, counts, key):
     counts[key] = k
 
 
-def run_threads(threads, stop, seconds):
+def min_writes():
+    return int(os.environ.get("STRESS_MIN_WRITES", "100"))
+
+
+def min_vars():
+    return int(os.environ.get("STRESS_MIN_VARS", str(WRITERS * VARS // 2)))
+
+
+def run_threads(threads, stop, seconds, enough=None):
+    """Runs threads for seconds, then on until enough() says the run did
+    what it must to prove anything (a slow build or a loaded machine
+    makes fewer writes in the same time), with a guard against a hang
+    at 20 times seconds; a run that stops short fails on its counts."""
     for th in threads:
         th.start()
     stop.wait(seconds)
+    guard = time.monotonic() + 19 * seconds
+    while enough and not stop.is_set() and not enough() and time.monotonic() < guard:
+        stop.wait(0.1)
     stop.set()
     for th in threads:
         th.join()
@@ -291,7 +306,11 @@ def run(d, config, seconds, result):
     threads += [threading.Thread(target=reader, args=(r,)) for r in range(READERS)]
     threads.append(threading.Thread(target=rewrite_loop,
                                     args=(config, stop, counts, "config_rewrites")))
-    run_threads(threads, stop, seconds)
+    # The lists only grow, each by one writer: a look without the lock is
+    # at worst one write behind.
+    run_threads(threads, stop, seconds, lambda:
+                sum(len(v) for v in acks.seq.values()) >= min_writes() and
+                sum(1 for v in acks.seq.values() if v) >= min_vars())
 
     # Staleness, now that every acknowledgement is known.
     def check(t, name, got):
@@ -337,7 +356,7 @@ def run(d, config, seconds, result):
              kinds.get("phantom", 0), kinds.get("write", 0)), file=sys.stderr)
     for kind, detail in errors[:10]:
         print("%s: %s" % (kind, detail), file=sys.stderr)
-    if counts["writes"] < int(os.environ.get("STRESS_MIN_WRITES", "100")) or \
+    if counts["writes"] < min_writes() or \
             counts["var_reads"] < 100 or counts["env_reads"] < 10:
         print("too little happened to prove anything", file=sys.stderr)
         return 1
@@ -406,7 +425,7 @@ def verify(d, result):
                       file=sys.stderr)
     print("# stress: after the remount %d of %d variables hold their last acknowledged "
           "write" % (len(last) - bad, len(last)), file=sys.stderr)
-    need = int(os.environ.get("STRESS_MIN_VARS", str(WRITERS * VARS // 2)))
+    need = min_vars()
     return 1 if bad or len(last) < need else 0
 
 

@@ -2,7 +2,9 @@
 # Concurrency (issue 8.4, 14.6): 4 writer threads setting 50 variables
 # each, 4 reader threads on variable files, env_file and a config-set
 # variable, and the config rewritten every 10 ms (in place and by rename),
-# for STRESS_SECONDS (10 by default). No value read is torn (every read is
+# for STRESS_SECONDS (10 by default), and on until enough writes over
+# enough variables were acknowledged (a sanitizer build on a loaded
+# machine makes fewer in that time). No value read is torn (every read is
 # exactly one written value, and fstat's size agrees with the bytes), none
 # is older than a write whose close() had returned when the read began,
 # the config's variable is never missing, and after a remount with the
