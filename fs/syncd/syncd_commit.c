@@ -286,14 +286,22 @@ int syncd_commit(struct syncd *sd, const struct hist_writer *who, const char *ba
 		/* The fence moved: by an earlier attempt of this very txn
 		 * (its token: applied), or not by this node's commits (a
 		 * lost fence move or put applying late): the keys are then
-		 * compared again on what etcd has. */
-		if ((r = syncd_hold_check(sd, sd->cli)) == 0) {
-			name_lost(sd);
-			err = -EIO;
-			goto out;
+		 * compared again on what etcd has. Or the name is not this
+		 * mount's any more: then no attempt of the txn can pass its
+		 * compare, ever (a name taken again has a new hold), so
+		 * unless the fence holds its token, it is applied nowhere. */
+		r = syncd_fence_read(sd, sd->cli, token, &rev, false);
+		if (r == 0) {
+			int held = syncd_hold_check(sd, sd->cli);
+
+			if (held == 0) {
+				name_lost(sd);
+				err = -EIO;
+				goto out;
+			}
+			if (held < 0)
+				r = held;
 		}
-		if (r > 0)
-			r = syncd_fence_read(sd, sd->cli, token, &rev, false);
 		if (r < 0) {
 			if (res.uncertain && (r = lost(sd, backend, arch, names, n, token, true,
 						       &rev)) < 0) {
