@@ -9,7 +9,9 @@
 #   learns the outcome, says so on stderr, and every node converges on it;
 # - SIGTERM during a commit that waits on a stopped member (with
 #   --sync-timeout 10000) ends the daemon within 2 s, the writer getting
-#   ETIMEDOUT (its fence move got no answer either: outcome unknown).
+#   ETIMEDOUT (its fence move got no answer either: outcome unknown);
+#   `ls -l` of the directory is answered while the commit waits, and
+#   returns across the SIGTERM.
 . "$(dirname "$0")/mountlib.sh"
 
 OVP="/primus-envfs/runs/$RUN/overrides/$DIR_BA"
@@ -115,13 +117,30 @@ for t in $(seq 1 100); do
 	sleep 0.02
 done
 sleep 0.3
+# A listing during the commit is answered (the commit holds no lock a
+# lookup or readdir takes), and so is one after the SIGTERM.
+rm -f "$TMP/ls.rc"
+(r=0; ls -l "$(node_dir 3)" >/dev/null 2>&1 || r=$?; echo "$r" >"$TMP/ls.rc") &
+for t in $(seq 1 $((250 * NODE_WAIT_SCALE))); do
+	[ -s "$TMP/ls.rc" ] && break
+	sleep 0.02
+done
+[ "$(cat "$TMP/ls.rc" 2>/dev/null)" = 0 ] ||
+	fail "ls on the mount hangs while a commit waits on a stopped member"
 t0=$(now_ms)
 kill -TERM "${NODE_PID[3]}"
+rm -f "$TMP/ls.rc"
+(r=0; ls -l "$(node_dir 3)" >/dev/null 2>&1 || r=$?; echo "$r" >"$TMP/ls.rc") &
 rc=0
 wait "${NODE_PID[3]}" || rc=$?
 t=$(($(now_ms) - t0))
 NODE_PID[3]=""
 wait "$wpid" || true
+for t2 in $(seq 1 $((250 * NODE_WAIT_SCALE))); do
+	[ -s "$TMP/ls.rc" ] && break
+	sleep 0.02
+done
+[ -s "$TMP/ls.rc" ] || fail "ls on the mount hung across the SIGTERM"
 etcd_cont "$X"
 note "SIGTERM during a commit: exit $rc after $t ms; the writer: $(cat "$TMP/term")"
 [ "$rc" -eq 0 ] || fail "the daemon exited $rc on SIGTERM"
