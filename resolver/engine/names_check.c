@@ -103,12 +103,12 @@ struct best {
 /* Takes cand when it is closer than the best so far. The masks rule most
  * candidates out before any distance is computed: an image or a config
  * may set thousands of names. */
-static void consider(struct best *b, const char *name, size_t n, const char *cand, size_t m,
-		     uint64_t cmask)
+static void consider_diff(struct best *b, const char *name, size_t n, const char *cand,
+			  size_t m, size_t diff)
 {
 	size_t d, lim = bound(n);
 
-	if (((size_t)__builtin_popcountll(b->mask ^ cmask) + 1) / 2 > lim || !strcmp(name, cand))
+	if ((diff + 1) / 2 > lim || !strcmp(name, cand))
 		return;
 	d = text_edit_distance_max(name, n, cand, m, lim);
 	if (d <= lim && d < b->d) {
@@ -117,17 +117,24 @@ static void consider(struct best *b, const char *name, size_t n, const char *can
 	}
 }
 
+static void consider(struct best *b, const char *name, size_t n, const char *cand, size_t m,
+		     uint64_t cmask)
+{
+	consider_diff(b, name, n, cand, m, (size_t)__builtin_popcountll(b->mask ^ cmask));
+}
+
 /* The known name closest to name within the bound, or NULL: only those
  * whose length is within the bound can be. */
 static const char *suggest_name(const struct nctx *c, const char *name)
 {
 	size_t n = strlen(name), lim = bound(n), first, cnt, k;
 	struct best b = { NULL, (size_t)-1, text_char_mask(name, n) };
+	uint32_t folded = names_fold_mask(b.mask);
 
 	cnt = names_known_by_length(c->nm, n > lim ? n - lim : 0, n + lim, &first);
 	for (k = first; k < first + cnt; k++)
-		consider(&b, name, n, c->nm->known[k].name, c->nm->known[k].len,
-			 c->nm->known[k].mask);
+		consider_diff(&b, name, n, c->nm->known[k].name, c->nm->known[k].len,
+			      (size_t)__builtin_popcount(folded ^ c->nm->known[k].mask));
 	return b.name;
 }
 

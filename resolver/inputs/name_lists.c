@@ -361,9 +361,13 @@ static int known_add(struct grow *g, const char *name)
 
 	if (!k)
 		return -ENOMEM;
+	size_t len = strlen(name);
+
+	if (len > UINT32_MAX)
+		return -EINVAL;
 	k->name = name;
-	k->len = strlen(name);
-	k->mask = text_char_mask(name, k->len);
+	k->len = (uint32_t)len;
+	k->mask = names_fold_mask(text_char_mask(name, len));
 	return 0;
 }
 

@@ -43,9 +43,20 @@ struct xla_flag {
  * suggestions: borrowed from the lists or the spec set. */
 struct names_known {
 	const char *name;
-	size_t len;
-	uint64_t mask;             /* text_char_mask() of the name */
+	uint32_t len;
+	/* names_fold_mask(text_char_mask()) of the name: 16 bytes an entry,
+	 * as the index holds every spec's names too (12,000 at 10,000
+	 * variables, all alive in the daemon). */
+	uint32_t mask;
 };
+
+/* A character mask (text_char_mask) folded to 32 bits: characters c and
+ * c + 32 share a bit. Still a bound on an edit distance (a fold never
+ * makes two names' masks differ more), only a weaker one. */
+static inline uint32_t names_fold_mask(uint64_t m)
+{
+	return (uint32_t)(m | m >> 32);
+}
 
 struct names {
 	struct names_reader readers[NAMES_MAX_READERS];
