@@ -22,9 +22,12 @@
 #include "args.h"
 #include "commands.h"
 #include "fdio.h"
+#include "infile.h"
 #include "load.h"
 #include "state_lock.h"
 #include "statefile.h"
+#include "strbuf.h"
+#include "text.h"
 
 /* Exit statuses beside 0 and CLI_EX_USAGE. */
 enum {
@@ -183,17 +186,70 @@ static int take_operands(struct target *t, const struct cli_args *a, enum op op)
 
 /* ---- through a mount ---------------------------------------------------- */
 
+/* Why the mount's last commit failed, as its status says
+ * (sync_last_error), escaped into why; empty when it says nothing (no
+ * --sync, no error, the mount gone). */
+static void status_error(const char *mount, struct strbuf *why)
+{
+	static const char key[] = "sync_last_error: ";
+	const size_t klen = sizeof(key) - 1;
+	struct strbuf path = STRBUF_INIT;
+	char *buf = NULL;
+	size_t len = 0, at = 0, end;
+
+	if (sb_addf(&path, "%s/status", mount) < 0 ||
+	    infile_read(sb_str(&path), 1 << 20, &buf, &len) < 0)
+		goto out;
+	for (; at < len; at = end + 1) {
+		const char *nl = memchr(buf + at, '\n', len - at);
+
+		end = nl ? (size_t)(nl - buf) : len;
+		if (end - at < klen || memcmp(buf + at, key, klen))
+			continue;
+		at += klen;
+		if (end - at != 4 || memcmp(buf + at, "none", 4))
+			text_escape(why, buf + at, end - at);
+		break;
+	}
+out:
+	free(buf);
+	sb_release(&path);
+}
+
 /* What an errno of the mount means for t. */
 static int mount_failed(const char *mount, const struct target *t, int err)
 {
+	struct strbuf why = STRBUF_INIT;
+	struct stat st;
+	int rc;
+
 	/* The mount keeps EIO for "applied nowhere" (docs/SYNC.md). */
-	if (err == ETIMEDOUT)
-		return say(t, OV_UNKNOWN, "outcome unknown: etcd could not be reached, so the "
-			   "write may still be applied; %s/status names it until etcd answers",
-			   mount);
-	if (err == EIO)
-		return say(t, OV_FAILED, "etcd did not take the commit (%s): not applied on any "
-			   "node", strerror(err));
+	if (err == ETIMEDOUT) {
+		/* A mount that ended (SIGTERM) has no status left: its log
+		 * says how the outcome was settled, or that it was not. */
+		if (stat(mount, &st) == 0 && sb_addf(&why, "%s/status", mount) == 0 &&
+		    access(sb_str(&why), R_OK) == 0)
+			rc = say(t, OV_UNKNOWN, "outcome unknown: etcd could not be reached, so "
+				 "the write may still be applied; %s/status names it until etcd "
+				 "answers", mount);
+		else
+			rc = say(t, OV_UNKNOWN, "outcome unknown: etcd could not be reached, so "
+				 "the write may still be applied; the mount has ended, and its log "
+				 "says whether it learned the outcome");
+		sb_release(&why);
+		return rc;
+	}
+	if (err == EIO) {
+		status_error(mount, &why);
+		if (why.len)
+			rc = say(t, OV_FAILED, "not applied on any node (the mount's "
+				 "sync_last_error: %s)", sb_str(&why));
+		else
+			rc = say(t, OV_FAILED, "not applied: the mount could not commit it "
+				 "(Input/output error; its log says why)");
+		sb_release(&why);
+		return rc;
+	}
 	if (err == ENOENT && t->value == NULL)
 		return say(t, OV_FAILED, "not set");
 	return say(t, OV_FAILED, "%s; nothing changed", strerror(err));

@@ -40,6 +40,12 @@ ectl get "$ov/NCCL_DEBUG" --print-value-only | grep -q INFO ||
 [ "$(node_read 0 NCCL_DEBUG)" = INFO ] || fail "node 0 serves '$(node_read 0 NCCL_DEBUG)', not the value before"
 node_status 0 | grep -q '^sync_last_error: commit: .*node name node0' ||
 	fail "status does not say why: $(node_status 0 | grep '^sync')"
+# set says why, from the mount's status, and exits 1 (applied nowhere).
+rc=0
+"$ENVFS_BIN" set --mount "$(node_mnt 0)" "$DIR_BA" NCCL_DEBUG WARN 2>"$TMP/set.err" || rc=$?
+[ "$rc" = 1 ] || fail "set on the mount that lost its name: exit $rc, want 1: $(cat "$TMP/set.err")"
+grep -q 'not applied on any node.*does not hold its node name node0' "$TMP/set.err" ||
+	fail "set does not say why: $(cat "$TMP/set.err")"
 # The holder's writes go on.
 py_errno "put('$(node_dir 1)/NCCL_DEBUG', 'TRACE\n')" | grep >/dev/null -x ok || fail "the holder's write"
 ectl get "$ov/NCCL_DEBUG" --print-value-only | grep -q TRACE || fail "the holder's write is not in etcd"
