@@ -238,8 +238,19 @@ int syncd_read_prefix(struct syncd *sd, struct etcd_client *c, bool startup,
 	if (startup && r.njunk > JUNK_NAMED && !sd->junk_named)
 		log_warn("--sync: ignoring %zu more keys that are not "
 			"overrides (docs/SYNC.md)", r.njunk - JUNK_NAMED);
-	if (startup && r.njunk)
+	if (startup && r.njunk) {
+		char msg[120];
+
 		sd->junk_named = true;
+		/* status says it, as the watch and a resync do for theirs. */
+		if (r.njunk == 1)
+			snprintf(msg, sizeof(msg), "ignored 1 key that is not an override "
+				 "(docs/SYNC.md)");
+		else
+			snprintf(msg, sizeof(msg), "ignored %zu keys that are not overrides "
+				 "(docs/SYNC.md)", r.njunk);
+		syncd_set_error(sd, "start-up read", msg);
+	}
 	*out = r.head;
 	*revision = r.rev;
 out:
