@@ -1,6 +1,6 @@
 /* world: every input read once, ready to be resolved many times. */
 #include "inputs_trust.h"
-#include "resolve.h"
+#include "world.h"
 #include "slurm.h"
 #include "spec_share.h"
 #include "specs_digest.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "arena.h"
-#include "resolve.h"
+#include "world.h"
 #include "spec_share.h"
 #include "specs_digest.h"
 
