@@ -220,15 +220,13 @@ out:
 static int mount_failed(const char *mount, const struct target *t, int err)
 {
 	struct strbuf why = STRBUF_INIT;
-	struct stat st;
 	int rc;
 
 	/* The mount keeps EIO for "applied nowhere" (docs/SYNC.md). */
 	if (err == ETIMEDOUT) {
 		/* A mount that ended (SIGTERM) has no status left: its log
 		 * says how the outcome was settled, or that it was not. */
-		if (stat(mount, &st) == 0 && sb_addf(&why, "%s/status", mount) == 0 &&
-		    access(sb_str(&why), R_OK) == 0)
+		if (sb_addf(&why, "%s/status", mount) == 0 && access(sb_str(&why), R_OK) == 0)
 			rc = say(t, OV_UNKNOWN, "outcome unknown: etcd could not be reached, so "
 				 "the write may still be applied; %s/status names it until etcd "
 				 "answers", mount);

@@ -357,14 +357,14 @@ static int known_cmp(const void *a, const void *b)
 
 static int known_add(struct grow *g, const char *name)
 {
-	struct names_known *k = grow_one(g);
-
-	if (!k)
-		return -ENOMEM;
 	size_t len = strlen(name);
+	struct names_known *k;
 
+	/* Checked before the entry is taken: a refused name leaves none. */
 	if (len > UINT32_MAX)
 		return -EINVAL;
+	if (!(k = grow_one(g)))
+		return -ENOMEM;
 	k->name = name;
 	k->len = (uint32_t)len;
 	k->mask = names_fold_mask(text_char_mask(name, len));
