@@ -70,10 +70,9 @@ bool sim_secret_by_name(const struct sim *s, const char *name, size_t len, bool 
 		buf[len] = '\0';
 	}
 	yes = names_glob_any(s->w->secrets, s->w->nsecrets, z) ||
-	      (!only_cli && runner &&
-	       names_glob_any(runner->secret_patterns, runner->nsecret_patterns, z)) ||
+	      (!only_cli && runner && names_glob_set_any(&runner->secret_set, z, len)) ||
 	      (!only_cli && s->backend && s->backend != runner &&
-	       names_glob_any(s->backend->secret_patterns, s->backend->nsecret_patterns, z));
+	       names_glob_set_any(&s->backend->secret_set, z, len));
 	if (z != buf)
 		free(z);
 	return yes;

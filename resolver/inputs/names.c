@@ -1,5 +1,7 @@
 /* The names of directories and overrides; see names.h. */
+#include <errno.h>
 #include <fnmatch.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "inherit.h"
@@ -74,44 +76,104 @@ static bool star_match(const char *g, const char *s)
 	return !*g;
 }
 
-/* A glob of literal bytes and '*' that is one literal piece with a star
- * on either side or both (every shipped secret pattern): the piece
- * compared where it must be, without star_match's walk. Returns 1 or 0,
- * or -1 for a glob of another shape. */
-static int piece_match(const char *g, const char *s, size_t slen)
-{
-	bool lead = *g == '*', trail;
-	const char *p = g + lead, *end = strchr(p, '*');
-	size_t plen;
+/* What a glob is, found once: a glob of literal bytes and '*' that is one
+ * literal piece with a star on either side, both or neither (every
+ * shipped secret pattern) is compared where the piece must be, without
+ * star_match's walk; other globs of literals and stars are walked, and
+ * the rest go to fnmatch. */
+enum glob_shape { GLOB_FNMATCH, GLOB_STARS, GLOB_EXACT, GLOB_PREFIX, GLOB_SUFFIX, GLOB_INFIX };
 
+struct names_glob {
+	const char *glob;
+	const char *piece;        /* into glob */
+	size_t plen;
+	enum glob_shape shape;
+};
+
+static struct names_glob glob_shape(const char *g)
+{
+	struct names_glob r = { .glob = g, .shape = GLOB_FNMATCH };
+	bool lead = *g == '*', trail;
+	const char *end;
+
+	if (strpbrk(g, "?[\\"))
+		return r;
+	r.shape = GLOB_STARS;
+	r.piece = g + lead;
+	end = strchr(r.piece, '*');
 	if (end && end[1])
-		return -1;              /* a second star inside, or "**" */
+		return r;               /* a second star inside, or "**" */
 	trail = end != NULL;
-	plen = end ? (size_t)(end - p) : strlen(p);
-	if (!plen || plen > slen)
-		return plen ? 0 : -1;
-	if (lead && trail)
-		return memmem(s, slen, p, plen) != NULL;
-	if (lead)
-		return !memcmp(s + slen - plen, p, plen);
-	if (trail)
-		return !memcmp(s, p, plen);
-	return plen == slen && !memcmp(s, p, plen);
+	r.plen = end ? (size_t)(end - r.piece) : strlen(r.piece);
+	if (!r.plen)
+		return r;               /* "", "*" */
+	r.shape = lead && trail ? GLOB_INFIX : lead ? GLOB_SUFFIX : trail ? GLOB_PREFIX : GLOB_EXACT;
+	return r;
+}
+
+static bool glob_match(const struct names_glob *g, const char *s, size_t slen)
+{
+	switch (g->shape) {
+	case GLOB_FNMATCH:
+		return fnmatch(g->glob, s, 0) == 0;
+	case GLOB_STARS:
+		return star_match(g->glob, s);
+	case GLOB_EXACT:
+		return g->plen == slen && !memcmp(s, g->piece, slen);
+	case GLOB_PREFIX:
+		return g->plen <= slen && s[0] == g->piece[0] && !memcmp(s, g->piece, g->plen);
+	case GLOB_SUFFIX:
+		return g->plen <= slen && s[slen - g->plen] == g->piece[0] &&
+		       !memcmp(s + slen - g->plen, g->piece, g->plen);
+	case GLOB_INFIX:
+		return g->plen <= slen && memmem(s, slen, g->piece, g->plen) != NULL;
+	}
+	return false;
 }
 
 bool names_glob_any(char *const *globs, size_t n, const char *name)
 {
 	size_t k, len = strlen(name);
-	int m;
 
 	for (k = 0; k < n; k++) {
-		if (strpbrk(globs[k], "?[\\"))
-			m = fnmatch(globs[k], name, 0) == 0;
-		else if ((m = piece_match(globs[k], name, len)) < 0)
-			m = star_match(globs[k], name);
-		if (m)
+		struct names_glob g = glob_shape(globs[k]);
+
+		if (glob_match(&g, name, len))
 			return true;
 	}
+	return false;
+}
+
+int names_glob_set_init(struct names_glob_set *set, char *const *globs, size_t n)
+{
+	size_t k;
+
+	set->v = NULL;
+	set->n = 0;
+	if (!n)
+		return 0;
+	if (!(set->v = malloc(n * sizeof(*set->v))))
+		return -ENOMEM;
+	for (k = 0; k < n; k++)
+		set->v[k] = glob_shape(globs[k]);
+	set->n = n;
+	return 0;
+}
+
+void names_glob_set_release(struct names_glob_set *set)
+{
+	free(set->v);
+	set->v = NULL;
+	set->n = 0;
+}
+
+bool names_glob_set_any(const struct names_glob_set *set, const char *name, size_t len)
+{
+	size_t k;
+
+	for (k = 0; k < set->n; k++)
+		if (glob_match(&set->v[k], name, len))
+			return true;
 	return false;
 }
 

@@ -37,4 +37,19 @@ bool names_glob_ok(const char *g);
 /* True when name (NUL-terminated) matches one of the n globs. */
 bool names_glob_any(char *const *globs, size_t n, const char *name);
 
+/* Globs made ready to be tested against many names: each glob's shape is
+ * found once instead of at every name (a 10,000-variable resolve tests
+ * every name against every secret pattern). The same answers as
+ * names_glob_any. */
+struct names_glob_set {
+	struct names_glob *v;
+	size_t n;
+};
+/* Sets *set to the n globs, borrowed: they must outlive it. Returns 0 or
+ * -ENOMEM; the set is caller-owned (names_glob_set_release()) either way. */
+int names_glob_set_init(struct names_glob_set *set, char *const *globs, size_t n);
+void names_glob_set_release(struct names_glob_set *set);
+/* True when name (len bytes, NUL-terminated there) matches a glob of set. */
+bool names_glob_set_any(const struct names_glob_set *set, const char *name, size_t len);
+
 #endif

@@ -574,7 +574,9 @@ static int spec_from_loaded(const char *path, const char *display, struct ydoc *
 	if (!(s->file = xstrdup(path)) || !(s->display = xstrdup(c.file)))
 		goto out;
 	spec_from_doc(&c, doc, s);
-	if ((err = spec_index(s)) < 0)
+	if ((err = spec_index(s)) < 0 ||
+	    (err = names_glob_set_init(&s->secret_set, s->secret_patterns,
+				       s->nsecret_patterns)) < 0)
 		goto out;
 	err = c.errors ? -EINVAL : 0;
 	*out = s;
@@ -619,6 +621,7 @@ void spec_free(struct spec *s)
 	free(s->passthrough);
 	free(s->pass_prefixes);
 	free(s->families);
+	names_glob_set_release(&s->secret_set);
 	free(s->secret_patterns);
 	free(s->retired);
 	for (k = 0; k < s->nrules; k++)

@@ -9,6 +9,7 @@
 
 #include "diag.h"
 #include "dialect.h"
+#include "names.h"
 #include "vtype.h"
 
 struct arena;
@@ -112,6 +113,7 @@ struct spec {
 	                             is a secret, unless an entry says
 	                             secret: false */
 	size_t nsecret_patterns;
+	struct names_glob_set secret_set;  /* secret_patterns, ready to match */
 	struct spec_retired *retired;  /* sorted by name */
 	size_t nretired;
 	struct spec_rule *rules;

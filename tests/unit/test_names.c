@@ -127,19 +127,20 @@ static void test_names__secret_globs_match_whole_names(void **state)
 /* A glob of literals and '*' only is matched without fnmatch: the same
  * answer as fnmatch(glob, name, 0) for every pair, backtracking cases
  * (a literal piece that first matches too early) above all. */
+static char *const globs[] = {
+	"*_TOKEN", "*_TOKEN_*", "*", "**", "", "A*", "*A", "A*B*C", "*AB*AB",
+	"HF_TOKEN", "*_*_*", "A**B", "*AAB", "?_TOKEN", "[AB]*", "A\\*",
+	/* one literal piece: a suffix, an infix, a prefix */
+	"*B", "*AB*", "AB*", "*_TOKEN_", "_TOKEN*", "*ABABAB*", "*ABABABA",
+};
+static const char *const names[] = {
+	"", "A", "AB", "HF_TOKEN", "HF_TOKEN_X", "X_TOKEN_TOKEN", "_TOKEN",
+	"TOKEN", "A_TOKEN_", "AXBXC", "ABC", "ACB", "ABAB", "ABABAB", "AAAB",
+	"AAB", "A_B_C", "A__", "A*", "B_TOKEN", "BB", "XAB",
+};
+
 static void test_names__star_globs_match_as_fnmatch(void **state)
 {
-	static const char *const globs[] = {
-		"*_TOKEN", "*_TOKEN_*", "*", "**", "", "A*", "*A", "A*B*C", "*AB*AB",
-		"HF_TOKEN", "*_*_*", "A**B", "*AAB", "?_TOKEN", "[AB]*", "A\\*",
-		/* one literal piece: a suffix, an infix, a prefix */
-		"*B", "*AB*", "AB*", "*_TOKEN_", "_TOKEN*", "*ABABAB*", "*ABABABA",
-	};
-	static const char *const names[] = {
-		"", "A", "AB", "HF_TOKEN", "HF_TOKEN_X", "X_TOKEN_TOKEN", "_TOKEN",
-		"TOKEN", "A_TOKEN_", "AXBXC", "ABC", "ACB", "ABAB", "ABABAB", "AAAB",
-		"AAB", "A_B_C", "A__", "A*", "B_TOKEN",
-	};
 	size_t g, n;
 
 	(void)state;
@@ -151,6 +152,35 @@ static void test_names__star_globs_match_as_fnmatch(void **state)
 			if (names_glob_any(one, 1, names[n]) != want)
 				fail_msg("glob '%s', name '%s': want %d", globs[g], names[n], want);
 		}
+}
+
+/* The set made once (what a spec keeps of its secret patterns) answers
+ * as fnmatch does, for one glob and for all of them at once. */
+static void test_names__glob_set_matches_as_fnmatch(void **state)
+{
+	size_t ng = sizeof(globs) / sizeof(*globs), g, n;
+	struct names_glob_set all, one;
+
+	(void)state;
+	assert_int_equal(names_glob_set_init(&all, globs, ng), 0);
+	for (n = 0; n < sizeof(names) / sizeof(*names); n++) {
+		bool any = false;
+
+		for (g = 0; g < ng; g++) {
+			bool want = fnmatch(globs[g], names[n], 0) == 0;
+
+			assert_int_equal(names_glob_set_init(&one, &globs[g], 1), 0);
+			if (names_glob_set_any(&one, names[n], strlen(names[n])) != want)
+				fail_msg("glob '%s', name '%s': want %d", globs[g], names[n], want);
+			names_glob_set_release(&one);
+			any |= want;
+		}
+		assert_int_equal(names_glob_set_any(&all, names[n], strlen(names[n])), any);
+	}
+	names_glob_set_release(&all);
+	assert_int_equal(names_glob_set_init(&all, globs, 0), 0);
+	assert_false(names_glob_set_any(&all, "HF_TOKEN", 8));
+	names_glob_set_release(&all);
 }
 
 static void test_names__secret_globs_are_of_names(void **state)
@@ -178,6 +208,7 @@ int main(void)
 		cmocka_unit_test(test_names__secret_globs_match_whole_names),
 		cmocka_unit_test(test_names__secret_globs_are_of_names),
 		cmocka_unit_test(test_names__star_globs_match_as_fnmatch),
+		cmocka_unit_test(test_names__glob_set_matches_as_fnmatch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
