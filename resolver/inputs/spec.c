@@ -529,25 +529,33 @@ static int spec_index(struct spec *s)
 		qsort_r(s->by_name, s->nvars, sizeof(*s->by_name), by_name_cmp, s);
 	if (s->nretired > 1)
 		qsort(s->retired, s->nretired, sizeof(*s->retired), retired_cmp);
+	for (k = 0; k < s->nvars; k++) {
+		const char *name = s->vars[s->by_name[k]].name;
+
+		if (k && !strcmp(s->vars[s->by_name[k - 1]].name, name))
+			continue;
+		if (hindex_insert(&s->name_ix, hindex_hash(name, strlen(name), HINDEX_SEED), k) < 0)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
 size_t spec_entries(const struct spec *s, const char *name, size_t *first)
 {
-	size_t lo = 0, hi = s->nvars, end;
+	struct hindex_probe p;
+	size_t i, end;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (strcmp(s->vars[s->by_name[mid]].name, name) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (end = lo; end < s->nvars && !strcmp(s->vars[s->by_name[end]].name, name); end++)
+	*first = s->nvars;
+	for (i = hindex_first(&s->name_ix, hindex_hash(name, strlen(name), HINDEX_SEED), &p);
+	     i != HINDEX_NONE; i = hindex_next(&s->name_ix, &p))
+		if (!strcmp(s->vars[s->by_name[i]].name, name))
+			break;
+	if (i == HINDEX_NONE)
+		return 0;
+	for (end = i + 1; end < s->nvars && !strcmp(s->vars[s->by_name[end]].name, name); end++)
 		;
-	*first = lo;
-	return end - lo;
+	*first = i;
+	return end - i;
 }
 
 const struct spec_retired *spec_retired_find(const struct spec *s, const char *name)
@@ -631,6 +639,7 @@ void spec_free(struct spec *s)
 		var_release(&s->vars[k]);
 	free(s->vars);
 	free(s->by_name);
+	hindex_release(&s->name_ix);
 	arena_free(s->text);
 	free(s);
 }

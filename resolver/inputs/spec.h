@@ -9,6 +9,7 @@
 
 #include "diag.h"
 #include "dialect.h"
+#include "hindex.h"
 #include "names.h"
 #include "vtype.h"
 
@@ -121,6 +122,9 @@ struct spec {
 	struct spec_var *vars;    /* document order; a name may repeat (arch/when) */
 	size_t nvars;
 	size_t *by_name;          /* indices into vars sorted by name, then order */
+	struct hindex name_ix;    /* each name's first position in by_name: a
+	                             lookup per variable of a resolve, where a
+	                             binary search was 14 strcmp */
 	/* Owns every string above but file and display: the text of the
 	 * spec's YAML document, taken over instead of copied string by
 	 * string, so it also keeps the keys and any rejected value (about

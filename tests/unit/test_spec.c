@@ -134,6 +134,53 @@ static void test_spec__entries_of_one_name_stay_in_document_order(void **state)
 	diag_list_release(&d);
 }
 
+/* Every name of a large spec is found with all its entries, in document
+ * order, and names it does not have are not, whatever their hash: what
+ * the name index answers is what a scan of the entries answers. */
+static void test_spec__entries_of_many_names_match_a_scan(void **state)
+{
+	struct diag_list d = DIAG_LIST_INIT;
+	struct spec *s = NULL;
+	char *yaml, name[32];
+	size_t len = 0, cap = 1 << 20, first, n, k, i, want;
+	int w;
+
+	(void)state;
+	assert_non_null(yaml = malloc(cap));
+	len += (size_t)snprintf(yaml + len, cap - len, "backend: demo\nvariables:\n");
+	/* 3,000 entries over 2,000 names: every even name below 2,000 twice, the second
+	 * time later in the document. */
+	for (k = 0; k < 3000; k++) {
+		w = snprintf(yaml + len, cap - len, "  - name: N_%zu\n    value: \"%zu\"\n",
+			     k < 2000 ? k : (k - 2000) * 2, k);
+		assert_true(w > 0 && (size_t)w < cap - len);
+		len += (size_t)w;
+	}
+	assert_int_equal(spec_load_buffer("big.yaml", yaml, len, &s, &d), 0);
+	for (k = 0; k < 2000; k++) {
+		snprintf(name, sizeof(name), "N_%zu", k);
+		want = 0;
+		for (i = 0; i < s->nvars; i++)
+			want += !strcmp(s->vars[i].name, name);
+		n = spec_entries(s, name, &first);
+		if (n != want)
+			fail_msg("%s: %zu entries, want %zu", name, n, want);
+		for (i = 0; i < n; i++)
+			assert_string_equal(s->vars[s->by_name[first + i]].name, name);
+		if (n == 2)
+			assert_true(s->by_name[first] < s->by_name[first + 1]);
+	}
+	for (k = 2000; k < 4000; k++) {
+		snprintf(name, sizeof(name), "N_%zu", k);
+		assert_int_equal(spec_entries(s, name, &first), 0);
+	}
+	assert_int_equal(spec_entries(s, "", &first), 0);
+	assert_int_equal(spec_entries(s, "N_", &first), 0);
+	spec_free(s);
+	diag_list_release(&d);
+	free(yaml);
+}
+
 /* A misspelled key cannot silently do nothing (specs/README.md). */
 static void test_spec__unknown_keys_are_errors_at_their_place(void **state)
 {
@@ -520,6 +567,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spec__backend_entries_take_every_documented_key),
 		cmocka_unit_test(test_spec__entries_of_one_name_stay_in_document_order),
+		cmocka_unit_test(test_spec__entries_of_many_names_match_a_scan),
 		cmocka_unit_test(test_spec__unknown_keys_are_errors_at_their_place),
 		cmocka_unit_test(test_spec__a_rule_takes_its_code_and_severity_from_the_table),
 		cmocka_unit_test(test_spec__models_names_source_version_and_commit),
