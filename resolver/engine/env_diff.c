@@ -180,7 +180,8 @@ static int text_var(struct cmp_state *st, const struct rr_var *a, const struct r
 	if ((err = sb_adds(out, change_names[c])) < 0 || (err = sb_addc(out, ' ')) < 0 ||
 	    (err = text_escape(out, v->name, v->name_len)) < 0)
 		return err;
-	if (a ? a->secret : b->secret) {
+	/* Either side's word that the name is a secret holds. */
+	if ((a && a->secret) || (b && b->secret)) {
 		static const char *const say[] = {
 			[SAME] = "secret, the same", [ADDED] = "secret, only in b",
 			[REMOVED] = "secret, only in a", [CHANGED] = "secret, differs",
@@ -204,7 +205,9 @@ static int json_str(struct strbuf *out, const char *s)
 	return s ? json_add_string(out, s, strlen(s)) : sb_adds(out, "null");
 }
 
-static int json_side(struct strbuf *out, const struct rr_var *v)
+/* secret: either side holds the name secret, so neither value is shown
+ * (a record that says otherwise may be hand-made, or of other specs). */
+static int json_side(struct strbuf *out, const struct rr_var *v, bool secret)
 {
 	int err;
 
@@ -212,7 +215,7 @@ static int json_side(struct strbuf *out, const struct rr_var *v)
 		return sb_adds(out, "null");
 	if ((err = sb_addc(out, '{')) < 0)
 		return err;
-	if (v->value && !v->secret)
+	if (v->value && !secret)
 		err = json_add_field(out, true, "value", v->value, v->value_len);
 	else
 		err = sb_adds(out, "\"value\":null");
@@ -280,17 +283,18 @@ static int json_var(struct cmp_state *st, const struct rr_var *a, const struct r
 {
 	const struct rr_var *v = a ? a : b;
 	struct strbuf *out = st->out;
+	bool secret = (a && a->secret) || (b && b->secret);
 	int err;
 
 	if ((!st->first && (err = sb_addc(out, ',')) < 0) || (err = sb_addc(out, '{')) < 0 ||
 	    (err = json_add_field(out, true, "name", v->name, v->name_len)) < 0 ||
 	    (err = sb_adds(out, ",\"change\":\"")) < 0 || (err = sb_adds(out, change_names[c])) < 0 ||
-	    (err = sb_adds(out, (a && a->secret) || (b && b->secret) ? "\",\"secret\":true,\"a\":"
+	    (err = sb_adds(out, secret ? "\",\"secret\":true,\"a\":"
 			   : "\",\"secret\":false,\"a\":")) < 0 ||
-	    (err = json_side(out, a)) < 0 || (err = sb_adds(out, ",\"b\":")) < 0 ||
-	    (err = json_side(out, b)) < 0)
+	    (err = json_side(out, a, secret)) < 0 || (err = sb_adds(out, ",\"b\":")) < 0 ||
+	    (err = json_side(out, b, secret)) < 0)
 		return err;
-	if (c == CHANGED && (a->is_flags || b->is_flags) && !a->secret && !b->secret &&
+	if (c == CHANGED && (a->is_flags || b->is_flags) && !secret &&
 	    (err = json_flags(out, a, b)) < 0)
 		return err;
 	st->first = false;

@@ -164,6 +164,39 @@ for h in "$tok_a" "$tok_b"; do
 	done
 done
 
+# A side that says a name is no secret (a hand-made record, a node of
+# other specs) does not make the other side's secret printable: either
+# side's word that it is a secret holds, in text and JSON, both ways.
+pg_local=pgLOCALsecret9
+clean "$ENVFS_BIN" record $DIR --env PGPASSWORD=x -o "$TMP/pg.json"
+"$PYTHON" - "$TMP/pg.json" "$TMP/pg_open.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for v in r["variables"]:
+    if v["name"] == "PGPASSWORD":
+        v.update(value="recval", secret=False)
+for v in r["environ"]:
+    if v["name"] == "PGPASSWORD":
+        v["value"] = "recval"
+json.dump(r, open(sys.argv[2], "w"))
+PY
+printf 'PGPASSWORD=%s\n' "$pg_local" >pg.env
+chmod 600 pg.env
+d pg_ab record:pg_open.json --env-file pg.env
+expect_rc 1 pg_ab
+expect_line "$TMP/pg_ab" 'changed PGPASSWORD: secret, differs' "a record that says a secret is none"
+d pg_json --format json record:pg_open.json --env-file pg.env
+valid diff "$TMP/pg_json" "diff json, a record that says a secret is none"
+clean "$ENVFS_BIN" record $DIR --env-file pg.env -o "$TMP/pg_mine.json"
+d pg_ba record:pg_mine.json record:pg_open.json
+d pg_ba_json --format json record:pg_mine.json record:pg_open.json
+for f in pg_ab pg_json pg_ba pg_ba_json pg_ab.err pg_json.err; do
+	if grep -q -e "${pg_local#pg}" -e recval "$TMP/$f"; then
+		cat "$TMP/$f" >&2
+		fail "$f shows a value of a name one side holds secret"
+	fi
+done
+
 # --- exit statuses and messages ---
 d missing record:/nonexistent/run.json
 expect_rc 2 missing
