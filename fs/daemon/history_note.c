@@ -47,6 +47,31 @@ static int compare(struct hist_gen *g, const struct epoch *prev, const struct ep
 	return err;
 }
 
+struct secret_ctx {
+	const struct epoch *epoch;
+	const struct world *world;
+};
+
+/* A variable the epoch holds is a secret by its own flag (which heeds a
+ * spec's secret: false); one it does not, by its name. */
+static bool secret_now(void *p, const char *backend, const char *arch, const char *name)
+{
+	const struct secret_ctx *c = p;
+	size_t k;
+
+	for (k = 0; backend && arch && k < c->epoch->ndirs; k++) {
+		const struct snapshot *s = c->epoch->dirs[k].snap;
+		const struct snap_var *v;
+
+		if (strcmp(s->backend, backend) || strcmp(s->arch, arch))
+			continue;
+		if ((v = snapshot_find(s, name, strlen(name))))
+			return v->secret;
+		break;
+	}
+	return c->world && world_name_secret_in(c->world, backend, name);
+}
+
 void history_note(struct envfs *fs, const struct epoch *prev, const struct epoch *next,
 		  enum hist_cause cause, const char *node, const struct hist_writer *who)
 {
@@ -54,6 +79,17 @@ void history_note(struct envfs *fs, const struct epoch *prev, const struct epoch
 
 	if (!fs->hist.cap)
 		return;
+	/* What the inputs call a secret may have grown (--secret at this
+	 * start, a spec's new pattern): the generations kept must not go on
+	 * showing such a variable's values (docs/STATE.md), even when this
+	 * generation cannot be noted. */
+	if (cause == HIST_START || cause == HIST_RELOAD) {
+		struct secret_ctx c = { next, fs->world };
+
+		pthread_mutex_lock(&fs->hist_lock);
+		history_redact(&fs->hist, secret_now, &c);
+		pthread_mutex_unlock(&fs->hist_lock);
+	}
 	if (cause == HIST_SYNC) {
 		/* Another node's: what its fence said, or nothing known (a
 		 * handler applying what a failed compare read passes NULL). */

@@ -219,9 +219,11 @@ int envfs_load_initial(struct envfs *fs)
 	take_trust(fs, &ld);
 	if ((err = render_texts(fs, ld.epoch, &ld)) < 0)
 		goto out;
-	history_note(fs, NULL, ld.epoch, HIST_START, NULL, NULL);
+	/* The world first: noting the start redacts the kept generations
+	 * by what it calls a secret. */
 	fs->world = ld.world;
 	ld.world = NULL;
+	history_note(fs, NULL, ld.epoch, HIST_START, NULL, NULL);
 	epoch_slot_init(&fs->state, ld.epoch);
 	ld.epoch = NULL;
 out:

@@ -219,6 +219,41 @@ void history_push(struct history *h, struct hist_gen *g)
 	h->n++;
 }
 
+static bool drop_value(struct hist_value *v)
+{
+	bool had = v->value != NULL;
+
+	free(v->value);
+	v->value = NULL;
+	v->len = 0;
+	return had;
+}
+
+size_t history_redact(struct history *h,
+		      bool (*is_secret)(void *ctx, const char *backend, const char *arch,
+					const char *name),
+		      void *ctx)
+{
+	size_t k, j, n = 0;
+
+	for (k = 0; k < h->n; k++) {
+		struct hist_gen *g = &h->ring[(h->start + k) % h->cap];
+
+		for (j = 0; j < g->nchanges; j++) {
+			struct hist_change *c = &g->changes[j];
+			bool a, b;
+
+			if (c->secret || !is_secret(ctx, c->backend, c->arch, c->name))
+				continue;
+			c->secret = true;
+			a = drop_value(&c->before);
+			b = drop_value(&c->after);
+			n += a || b;
+		}
+	}
+	return n;
+}
+
 const struct hist_gen *history_at(const struct history *h, size_t i)
 {
 	return i < h->n ? &h->ring[(h->start + i) % h->cap] : NULL;

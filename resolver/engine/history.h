@@ -94,6 +94,15 @@ void hist_gens_free(struct hist_gen *v, size_t n);
  * generation when full. A generation with no change is not kept (it is
  * released), unless it is HIST_START. */
 void history_push(struct history *h, struct hist_gen *g);
+/* Makes each change of h whose variable is_secret(ctx, backend, arch,
+ * name) calls a secret a secret's change, its values dropped: a history
+ * written before a --secret or a secret pattern covered a name (or a
+ * hand-made file) must not keep serving its values. Returns how many
+ * changes lost a value. */
+size_t history_redact(struct history *h,
+		      bool (*is_secret)(void *ctx, const char *backend, const char *arch,
+					const char *name),
+		      void *ctx);
 /* The i-th generation, oldest first; NULL past the end. Borrowed. */
 const struct hist_gen *history_at(const struct history *h, size_t i);
 

@@ -1,5 +1,6 @@
 /* world: every input read once, ready to be resolved many times. */
 #include "inputs_trust.h"
+#include "names.h"
 #include "world.h"
 #include "slurm.h"
 #include "spec_share.h"
@@ -28,6 +29,17 @@ static bool world_marked(const struct world *w, const char *name, enum spec_mark
 bool world_secret_declared(const struct world *w, const char *name)
 {
 	return world_marked(w, name, SPEC_MARK_SECRET);
+}
+
+bool world_name_secret_in(const struct world *w, const char *backend, const char *name)
+{
+	const struct spec *b = w->specs && backend ? spec_set_backend(w->specs, backend) : NULL;
+	const struct spec *r = w->specs ? w->specs->runner : NULL;
+	size_t len = strlen(name);
+
+	return world_secret_declared(w, name) || names_glob_any(w->secrets, w->nsecrets, name) ||
+	       (r && names_glob_set_any(&r->secret_set, name, len)) ||
+	       (b && names_glob_set_any(&b->secret_set, name, len));
 }
 
 bool world_node_scoped(const struct world *w, const char *name)

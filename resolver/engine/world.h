@@ -119,6 +119,12 @@ const char *world_host_arch(const struct world *w, const char *backend, const ch
 /* True when a spec of w declares name secret (in any backend: a secret
  * is secret everywhere). */
 bool world_secret_declared(const struct world *w, const char *name);
+/* True when name is a secret in backend's directories by its name alone:
+ * a spec declares it secret, a --secret glob or a secret pattern of the
+ * runner or of backend matches it. (A variable's own secret flag also
+ * heeds an entry's secret: false; this is the safe side, for names no
+ * snapshot holds, such as those a history keeps.) */
+bool world_name_secret_in(const struct world *w, const char *backend, const char *name);
 /* world_secret_declared() in the shape of a config_secrets callback; ctx
  * is the world. */
 bool world_name_secret(void *ctx, const char *name);

@@ -79,4 +79,29 @@ rc=$?
 set -e
 [ "$rc" -ne 0 ] && grep -q "$hfile.*someone else could have written it" "$TMP/ww.err" ||
 	fail "a history file others can write: exit $rc, $(cat "$TMP/ww.err")"
+
+# A variable that is a secret now has no value in the history, whatever
+# it was when the history was written: --secret added at a remount, and
+# a file that gives a name secret by pattern (PGPASSWORD) a value.
+rm -f "$hfile" "$state"
+envfs_mount --specs "$ENVFS_SPECS" --config "$cfg" --state "$state"
+echo histSECRETv1 >"$dir/MYVAR"
+echo histSECRETv2 >"$dir/MYVAR"
+grep -q histSECRETv1 "$MNT/history" || fail "the values of MYVAR before it is a secret: $(cat "$MNT/history")"
+envfs_umount
+envfs_mount --specs "$ENVFS_SPECS" --config "$cfg" --state "$state" --secret MYVAR
+! grep -q histSECRET "$MNT/history" || fail "MOUNT/history keeps the values of a secret: $(cat "$MNT/history")"
+hist MYVAR >"$TMP/h_sec"
+grep -q 'MYVAR' "$TMP/h_sec" || fail "the secret's changes are gone: $(cat "$TMP/h_sec")"
+! grep -q histSECRET "$TMP/h_sec" || fail "history prints the values of a secret: $(cat "$TMP/h_sec")"
+echo x >"$dir/NNODES"   # a change, so the file is saved again
+envfs_umount
+! grep -q histSECRET "$hfile" || fail "$hfile keeps the values of a secret"
+printf 'primus-envfs-history 1\ngen 1 1 0 write 0 1 -\nvar =maxtext =gfx950 =PGPASSWORD 0 0 - - - 1 =LEAKEDpg1 =override -\nend 1\n' >"$hfile"
+chmod 600 "$hfile"
+envfs_mount --specs "$ENVFS_SPECS" --config "$cfg" --state "$state"
+grep -q PGPASSWORD "$MNT/history" || fail "the change of PGPASSWORD is gone: $(cat "$MNT/history")"
+! grep -q LEAKEDpg "$MNT/history" || fail "a secret by pattern is served with its value: $(cat "$MNT/history")"
+! hist PGPASSWORD | grep -q LEAKEDpg || fail "history prints a value of a secret by pattern"
+envfs_umount
 echo "ok: history_state"
