@@ -253,6 +253,10 @@ int syncd_unknown_note(struct syncd *sd, const char *backend, const char *arch,
 	snprintf(u->token, sizeof(u->token), "%s", token);
 	pthread_mutex_lock(&sd->lock);
 	sd->unknown = u;
+	/* The applier may be in its untimed wait (nothing was unknown): it
+	 * is the one that tries again every second while etcd answers, and
+	 * on an idle run nothing else would wake it. */
+	pthread_cond_broadcast(&sd->cond);
 	pthread_mutex_unlock(&sd->lock);
 	return 0;
 nomem:
