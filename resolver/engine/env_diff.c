@@ -117,7 +117,8 @@ static int text_side(struct strbuf *out, const char *tag, const struct rr_var *v
 	if (err < 0)
 		return err;
 	if ((!v->is_flags && (err = sb_adds(out, "  ")) < 0) ||
-	    (err = sb_adds(out, v->layer ? v->layer : "-")) < 0 ||
+	    (err = text_escape(out, v->layer ? v->layer : "-",
+			       strlen(v->layer ? v->layer : "-"))) < 0 ||
 	    (err = sb_adds(out, "  ")) < 0 ||
 	    (err = text_escape(out, v->source ? v->source : "-",
 			       strlen(v->source ? v->source : "-"))) < 0)
@@ -133,7 +134,10 @@ static int text_flag(struct strbuf *out, const struct rr_flag *f)
 
 	if ((err = text_quote(out, f->token, f->token_len, SHOW_MAX)) < 0)
 		return err;
-	return sb_addf(out, " %s", f->layer ? f->layer : "-");
+	/* A record's or node's layer, printed escaped as all it says. */
+	if ((err = sb_addc(out, ' ')) < 0)
+		return err;
+	return text_escape(out, f->layer ? f->layer : "-", strlen(f->layer ? f->layer : "-"));
 }
 
 /* Flag by flag: first the flags of a in a's order, then b's new ones. */

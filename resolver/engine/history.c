@@ -376,7 +376,13 @@ static int text_value(struct strbuf *out, const struct hist_value *v, bool secre
 		err = text_quote(out, v->value ? v->value : "", v->len, 512);
 	if (err < 0)
 		return err;
-	return v->layer ? sb_addf(out, " %s", v->layer) : 0;
+	if (!v->layer)
+		return 0;
+	/* The layer comes from the history file, or etcd: escaped, as the
+	 * rest of the line is. */
+	if ((err = sb_addc(out, ' ')) < 0)
+		return err;
+	return text_escape(out, v->layer, strlen(v->layer));
 }
 
 int history_text(const struct hist_gen *const *gens, size_t n, const struct hist_filter *f,

@@ -197,6 +197,23 @@ for f in pg_ab pg_json pg_ba pg_ba_json pg_ab.err pg_json.err; do
 	fi
 done
 
+# What a record says is printed escaped, its layers too: a layer with a
+# newline and a terminal escape cannot forge a line or clear the screen.
+"$PYTHON" - "$TMP/run.json" "$TMP/esc.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for v in r["variables"]:
+    v["layer"] = "conf\x1b[2Jig\nforged"
+    for f in v.get("flags") or []:
+        f["layer"] = "fl\x1b[2J\nforged"
+json.dump(r, open(sys.argv[2], "w"))
+PY
+d esc record:esc.json $DIR --env NCCL_DEBUG=ESCAPED_ONE
+expect_rc 1 esc
+! grep -q "$(printf '\033')" "$TMP/esc" || fail "a record's layer printed with a raw ESC: $(od -c "$TMP/esc" | head)"
+! grep -q '^forged' "$TMP/esc" || fail "a record's layer forged a line: $(grep -n forged "$TMP/esc" | head -3)"
+grep -q 'conf\\x1b\[2Jig\\nforged' "$TMP/esc" || fail "the layer is not shown escaped: $(head -5 "$TMP/esc")"
+
 # --- exit statuses and messages ---
 d missing record:/nonexistent/run.json
 expect_rc 2 missing

@@ -104,4 +104,12 @@ grep -q PGPASSWORD "$MNT/history" || fail "the change of PGPASSWORD is gone: $(c
 ! grep -q LEAKEDpg "$MNT/history" || fail "a secret by pattern is served with its value: $(cat "$MNT/history")"
 ! hist PGPASSWORD | grep -q LEAKEDpg || fail "history prints a value of a secret by pattern"
 envfs_umount
+# A layer in the file is printed escaped, as the value beside it is.
+printf 'primus-envfs-history 1\ngen 1 1 0 write 0 1 -\nvar =maxtext =gfx950 =NCCL_DEBUG 0 0 - - - 1 =v1 =over%%0Alayer%%1B[2J -\nend 1\n' >"$hfile"
+chmod 600 "$hfile"
+envfs_mount --specs "$ENVFS_SPECS" --config "$cfg" --state "$state"
+hist NCCL_DEBUG >"$TMP/h_esc"
+! grep -q "$(printf '\033')" "$TMP/h_esc" || fail "history prints a layer's ESC raw: $(od -c "$TMP/h_esc" | head)"
+grep -q '"v1" over\\nlayer\\x1b\[2J$' "$TMP/h_esc" || fail "the layer is not shown escaped: $(cat "$TMP/h_esc")"
+envfs_umount
 echo "ok: history_state"
