@@ -24,6 +24,7 @@
 #include "fdio.h"
 #include "infile.h"
 #include "load.h"
+#include "names.h"
 #include "state_lock.h"
 #include "statefile.h"
 #include "strbuf.h"
@@ -102,12 +103,39 @@ struct target {
 static int say(const struct target *t, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* The bytes a user gave (a name, a directory, a path) as a message shows
+ * them: escaped (text_escape: a newline or a terminal escape cannot
+ * break the one line or reach the terminal) and cut after SHOWN_MAX
+ * bytes. Appends to sb; returns 0 or -ENOMEM. */
+#define SHOWN_MAX 128
+
+static int add_shown(struct strbuf *sb, const char *s)
+{
+	size_t n = strlen(s);
+	int err;
+
+	if ((err = text_escape(sb, s, n < SHOWN_MAX ? n : SHOWN_MAX)) < 0)
+		return err;
+	return n > SHOWN_MAX ? sb_addf(sb, "...(%zu bytes)", n) : 0;
+}
+
+/* add_shown of s alone, in a buffer of the caller's (sb_release()). */
+static const char *shown(struct strbuf *sb, const char *s)
+{
+	sb_reset(sb);
+	return add_shown(sb, s) < 0 ? "?" : sb_str(sb);
+}
+
 static int say(const struct target *t, int rc, const char *fmt, ...)
 {
+	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
 
-	fprintf(stderr, "primus-envfs: %s: %s/%s/%s: ", t->cmd->name, t->backend, t->arch,
-		t->name);
+	if (add_shown(&sb, t->backend) < 0 || sb_addc(&sb, '/') < 0 ||
+	    add_shown(&sb, t->arch) < 0 || sb_addc(&sb, '/') < 0 || add_shown(&sb, t->name) < 0)
+		sb_reset(&sb);
+	fprintf(stderr, "primus-envfs: %s: %s: ", t->cmd->name, sb_str(&sb));
+	sb_release(&sb);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -157,15 +185,26 @@ static int take_operands(struct target *t, const struct cli_args *a, enum op op)
 		return cli_usage_error(t->cmd, "give --mount DIR or --state FILE (one of them)");
 	dir = a->command[0];
 	slash = strchr(dir, '/');
-	if (!slash || slash == dir || !slash[1] || strchr(slash + 1, '/'))
-		return cli_usage_error(t->cmd, "'%s' is not BACKEND/ARCH", dir);
+	if (!slash || slash == dir || !slash[1] || strchr(slash + 1, '/')) {
+		struct strbuf sb = STRBUF_INIT;
+		int rc;
+
+		rc = cli_usage_error(t->cmd, "'%s' is not BACKEND/ARCH", shown(&sb, dir));
+		sb_release(&sb);
+		return rc;
+	}
 	if (!(t->backend = xstrndup(dir, (size_t)(slash - dir))) ||
 	    !(t->arch = xstrdup(slash + 1)))
 		return OV_FAILED;
 	t->name = a->command[1];
 	if (!env_name_valid(t->name, strlen(t->name)))
-		return say(t, OV_FAILED, "not a variable name ([A-Za-z_][A-Za-z0-9_]*); nothing "
-			   "changed");
+		return say(t, OV_FAILED, "not a variable name ([A-Za-z_][A-Za-z0-9_]*)%s",
+			   op == OP_GET ? "" : "; nothing changed");
+	/* The mount's limit (a file name): an override no mount can show
+	 * is not written to the state file either. */
+	if (strlen(t->name) > NAMES_VAR_MAX)
+		return say(t, OV_FAILED, "a name longer than %d bytes%s", NAMES_VAR_MAX,
+			   op == OP_GET ? "" : "; nothing changed");
 	if (op != OP_SET)
 		return 0;
 	if (a->noperands == 3) {
@@ -297,8 +336,11 @@ static int via_mount(const char *mount, const struct target *t, enum op op)
 	if (sb_addf(&path, "%s/status", mount) < 0)
 		return OV_FAILED;
 	if (stat(sb_str(&path), &st) < 0 || !S_ISREG(st.st_mode)) {
+		struct strbuf m = STRBUF_INIT;
+
 		fprintf(stderr, "primus-envfs: %s: --mount %s: not a primus-envfs mount (no "
-			"%s)\n", t->cmd->name, mount, sb_str(&path));
+			"status file)\n", t->cmd->name, shown(&m, mount));
+		sb_release(&m);
 		rc = OV_UNUSABLE;
 		goto out;
 	}
@@ -306,8 +348,13 @@ static int via_mount(const char *mount, const struct target *t, enum op op)
 	if (sb_addf(&path, "%s/env/%s/%s", mount, t->backend, t->arch) < 0)
 		return OV_FAILED;
 	if (stat(sb_str(&path), &st) < 0 || !S_ISDIR(st.st_mode)) {
+		struct strbuf b = STRBUF_INIT, r = STRBUF_INIT, m = STRBUF_INIT;
+
 		fprintf(stderr, "primus-envfs: %s: no directory %s/%s in %s\n", t->cmd->name,
-			t->backend, t->arch, mount);
+			shown(&b, t->backend), shown(&r, t->arch), shown(&m, mount));
+		sb_release(&b);
+		sb_release(&r);
+		sb_release(&m);
 		rc = CLI_EX_USAGE;
 		goto out;
 	}

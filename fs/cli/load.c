@@ -7,6 +7,8 @@
 
 #include "load.h"
 #include "report.h"
+#include "strbuf.h"
+#include "text.h"
 
 int load_world(const struct cli_inputs *ci, bool print_errors, struct world **out)
 {
@@ -38,13 +40,28 @@ void print_diags(const struct diag_list *l, enum diag_sev min, size_t counts[REP
 	report_release(&r);
 }
 
+/* A backend or arch as the user gave it, escaped (text_escape) and cut:
+ * it may come from a record or an argument holding a newline or a
+ * terminal escape. In sb (caller's, sb_release()). */
+static const char *shown(struct strbuf *sb, const char *s)
+{
+	size_t n = strlen(s);
+
+	sb_reset(sb);
+	if (text_escape(sb, s, n < 128 ? n : 128) < 0 || (n > 128 && sb_adds(sb, "...") < 0))
+		return "?";
+	return sb_str(sb);
+}
+
 int select_backend(const struct world *w, const char *backend)
 {
+	struct strbuf sb = STRBUF_INIT;
 	size_t k;
 
 	if (spec_set_backend(w->specs, backend))
 		return 0;
-	fprintf(stderr, "primus-envfs: unknown backend '%s'; backends:", backend);
+	fprintf(stderr, "primus-envfs: unknown backend '%s'; backends:", shown(&sb, backend));
+	sb_release(&sb);
 	for (k = 0; k < w->specs->nbackends; k++)
 		fprintf(stderr, " %s", w->specs->backends[k]->backend);
 	fputc('\n', stderr);
@@ -56,6 +73,7 @@ int select_arch(const struct world *w, const char *backend, const char *arch,
 {
 	const struct spec *s = spec_set_backend(w->specs, backend);
 	const char **arches = NULL, *why;
+	struct strbuf sb = STRBUF_INIT;
 	size_t n = 0, k;
 
 	if (!strcmp(arch, "host")) {
@@ -69,11 +87,14 @@ int select_arch(const struct world *w, const char *backend, const char *arch,
 		*out = arch;
 		return 0;
 	}
-	fprintf(stderr, "primus-envfs: backend '%s' has no arch '%s'; arches:", backend, arch);
+	/* backend is known (select_backend came first); arch is the user's. */
+	fprintf(stderr, "primus-envfs: backend '%s' has no arch '%s'; arches:", backend,
+		shown(&sb, arch));
 	if (s && world_arches(w, s, &arches, &n) == 0)
 		for (k = 0; k < n; k++)
 			fprintf(stderr, " %s", arches[k]);
-	fprintf(stderr, " (--extra-arch %s adds it)\n", arch);
+	fprintf(stderr, " (--extra-arch %s adds it)\n", sb_str(&sb));
+	sb_release(&sb);
 	free(arches);
 	return CLI_EX_USAGE;
 }

@@ -119,4 +119,22 @@ run 2 "$ENVFS_BIN" set --mount "$tmp" maxtext/gfx950 NCCL_DEBUG x
 one_line "--mount of a plain directory"
 run 0 "$ENVFS_BIN" set --help
 grep -q "Exit status" "$tmp/out" || fail "set --help gives no exit statuses"
+# A hostile name or directory is echoed escaped and cut short: still one
+# line, no terminal escape, and a bounded message (the last attack: a
+# newline made two lines, a 100,000-byte name a 100,072-byte message).
+run 1 "$ENVFS_BIN" set --state "$st" maxtext/gfx950 $'A\nB\e[2J' v
+one_line "a name with a newline and an escape"
+! grep -q "$(printf '\033')" "$tmp/err" || fail "the message carries a raw ESC: $(od -c "$tmp/err" | head -3)"
+grep -q 'A\\nB\\x1b\[2J' "$tmp/err" || fail "the name is not shown escaped: $(cat "$tmp/err")"
+run 1 "$ENVFS_BIN" set --state "$st" maxtext/gfx950 "$(printf 'A\377\376B')" v
+one_line "a name that is not UTF-8"
+grep -q 'A\\xff\\xfeB' "$tmp/err" || fail "a byte that is not UTF-8 is not escaped: $(od -c "$tmp/err" | head -3)"
+run 1 "$ENVFS_BIN" set --state "$st" maxtext/gfx950 "$(head -c 100000 /dev/zero | tr '\0' A)" v
+one_line "a name of 100,000 bytes"
+[ "$(wc -c <"$tmp/err")" -lt 1024 ] || fail "a 100,000-byte name gives a message of $(wc -c <"$tmp/err") bytes"
+run 1 "$ENVFS_BIN" get --state "$st" maxtext/gfx950 1BAD
+! grep -q "nothing changed" "$tmp/err" || fail "get of a bad name says it changed nothing: $(cat "$tmp/err")"
+run 64 "$ENVFS_BIN" set --state "$st" $'max\ntext/gfx\e[2J' X v
+one_line "a directory with a newline and an escape"
+! grep -q "$(printf '\033')" "$tmp/err" || fail "the usage message carries a raw ESC: $(od -c "$tmp/err" | head -3)"
 echo "set: all checks passed"
