@@ -11,6 +11,8 @@
 #include "arena.h"
 #include "grow.h"
 #include "json.h"
+#include "strbuf.h"
+#include "text.h"
 
 #define FAIL(...) do { if (msglen) snprintf(msg, msglen, __VA_ARGS__); err = -EPROTO; \
 		       goto out; } while (0)
@@ -184,8 +186,51 @@ static bool stream_keep(void *ctx, size_t key, const char *member, size_t len)
 	return key == S_DIAGNOSTICS || (key == S_VARIABLES && var_field(member, len));
 }
 
+static int name_cmp(const struct rr_var *a, const struct rr_var *b)
+{
+	size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
+	int c = memcmp(a->name, b->name, n);
+
+	return c ? c : (a->name_len > b->name_len) - (a->name_len < b->name_len);
+}
+
+static int var_ptr_cmp(const void *a, const void *b)
+{
+	return name_cmp(*(const struct rr_var *const *)a, *(const struct rr_var *const *)b);
+}
+
+/* The first name d's variables hold more than once, or NULL: which of two
+ * entries is the record's value is not for a reader to guess. A record
+ * is written sorted, so the usual check is one pass; a hand-made one in
+ * another order is sorted aside. *err is -ENOMEM when that failed. */
+static const struct rr_var *repeated(const struct rr_doc *d, int *err)
+{
+	const struct rr_var **v, *r = NULL;
+	size_t k;
+
+	*err = 0;
+	for (k = 1; k < d->nvars && name_cmp(&d->vars[k - 1], &d->vars[k]) < 0; k++)
+		;
+	if (d->nvars < 2 || k == d->nvars)
+		return NULL;
+	if (!(v = malloc(d->nvars * sizeof(*v)))) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	for (k = 0; k < d->nvars; k++)
+		v[k] = &d->vars[k];
+	qsort(v, d->nvars, sizeof(*v), var_ptr_cmp);
+	for (k = 1; k < d->nvars && !r; k++)
+		if (!name_cmp(v[k - 1], v[k]))
+			r = v[k];
+	free(v);
+	return r;
+}
+
 int run_record_decode(const char *p, size_t n, struct rr_doc **out, char *msg, size_t msglen)
 {
+	const struct rr_var *dup;
+	struct strbuf shown = STRBUF_INIT;
 	struct json_value *o = NULL;
 	const struct json_value *f;
 	struct decoding c = { 0 };
@@ -233,6 +278,16 @@ int run_record_decode(const char *p, size_t n, struct rr_doc **out, char *msg, s
 	err = -EPROTO;
 	if (c.vars_bad)
 		goto bad;
+	if ((dup = repeated(c.d, &err)) || err == -ENOMEM) {
+		if (err == -ENOMEM)
+			goto out;
+		if (text_escape(&shown, dup->name, dup->name_len < 128 ? dup->name_len : 128) < 0) {
+			err = -ENOMEM;
+			goto out;
+		}
+		FAIL("the record names the variable %s more than once", sb_str(&shown));
+	}
+	err = -EPROTO;
 	/* Diagnostics of another shape than an array were never read. */
 	if (array_of(o, "diagnostics") && c.diags_bad)
 		goto bad;
@@ -249,6 +304,7 @@ bad:
 out:
 	if (err == -ENOMEM && msglen)
 		snprintf(msg, msglen, "out of memory");
+	sb_release(&shown);
 	json_free(o);
 	rr_doc_free(c.d);
 	return err;

@@ -214,6 +214,19 @@ expect_rc 1 esc
 ! grep -q '^forged' "$TMP/esc" || fail "a record's layer forged a line: $(grep -n forged "$TMP/esc" | head -3)"
 grep -q 'conf\\x1b\[2Jig\\nforged' "$TMP/esc" || fail "the layer is not shown escaped: $(head -5 "$TMP/esc")"
 
+# A record that names a variable twice is refused, not compared: which
+# of the two values is the record's is not for diff to guess (the last
+# attack: "removed" for variables both sides hold alike).
+"$PYTHON" - "$TMP/run.json" "$TMP/dup.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["variables"] += r["variables"][:3]
+json.dump(r, open(sys.argv[2], "w"))
+PY
+d dup record:dup.json record:run.json
+expect_rc 2 dup
+grep -q 'dup.json: .*more than once' "$TMP/dup.err" || fail "a record naming a variable twice: $(cat "$TMP/dup.err")"
+
 # --- exit statuses and messages ---
 d missing record:/nonexistent/run.json
 expect_rc 2 missing
