@@ -24,6 +24,11 @@
 #define HISTORY_VERSION 1
 #define HISTORY_DEFAULT_KEEP 64
 #define HISTORY_MAX_KEEP 100000
+/* The largest generation number a history file may hold: the next must
+ * follow it, and every JSON reader (a double holds integers exactly up
+ * to 2^53) must read it as written. A mount making a generation every
+ * millisecond reaches it in 285,000 years. */
+#define HISTORY_GEN_MAX (1ull << 53)
 
 enum hist_cause {
 	HIST_START,       /* the mount's first resolution, or its --state */

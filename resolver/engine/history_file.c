@@ -199,7 +199,7 @@ static int take_gen(struct rd *r, char **f, size_t nf, struct hist_gen *g, uint6
 
 	if (nf != 8)
 		BAD("gen: expected 7 fields, not %zu", nf - 1);
-	if ((err = take_u64(r, f[1], "gen: the generation", UINT64_MAX, &g->generation)) < 0)
+	if ((err = take_u64(r, f[1], "gen: the generation", HISTORY_GEN_MAX, &g->generation)) < 0)
 		return err;
 	if (g->generation <= after)
 		BAD("gen: generation %" PRIu64 " after %" PRIu64 " (they only go up)",

@@ -68,6 +68,10 @@ bad 3 'primus-envfs-history 1\ngen 3 1 0 write - - -\nvar =maxtext =gfx950 =X 1 
 bad 3 'primus-envfs-history 1\ngen 9 1 0 write - - -\ngen 3 1 0 write - - -\n'
 bad 2 "primus-envfs-history 1\ngen 3 1 0 write 1 1 =$(head -c 70000 /dev/zero | tr '\0' a)\n"
 bad 2 'primus-envfs-history 1\ngen 3 1 0 write - - -'
+# A generation the next could not follow, or JSON readers could not tell
+# apart (over 2^53), is refused rather than wrapped past 2^64-1.
+bad 2 'primus-envfs-history 1\ngen 18446744073709551615 1 0 write - - -\nend 1\n'
+bad 2 'primus-envfs-history 1\ngen 9007199254740993 1 0 write - - -\nend 1\n'
 bad 2 'primus-envfs-history 1\ngen 3 1 0 write - - =a\0b\n'
 
 # A file others can write is refused, as the state file is.
