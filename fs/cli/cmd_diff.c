@@ -305,6 +305,14 @@ static int side_from_node(const struct envfs_sync_api *api, struct cli_args *a,
 	int err, rc = 2;
 
 	snprintf(s->label, sizeof(s->label), "node:%s", node);
+	/* A name no node can have is a usage error, as --sync-node's: not a
+	 * node etcd was asked about and found nothing of. */
+	if (!sync_node_name_ok(node)) {
+		text_escape(&esc, node, strlen(node) < 128 ? strlen(node) : 128);
+		rc = cli_usage_error(&cmd, "node:%s is not a node name (printable ASCII, no "
+				     "blank or '/', not . or .., at most 253 bytes)", sb_str(&esc));
+		goto out;
+	}
 	if (!*c) {
 		if (!a->so.endpoints) {
 			rc = cli_usage_error(&cmd, "node:%s needs --sync ENDPOINTS (and --run ID, "

@@ -92,6 +92,11 @@ static bool name_ok(const char *s, size_t max)
 	return true;
 }
 
+bool sync_node_name_ok(const char *s)
+{
+	return name_ok(s, NODE_NAME_MAX);
+}
+
 /* Refuses arg as a what ("run", "node") name: the name is shown escaped
  * (text_escape), as a name with an ESC or a newline in it would otherwise
  * reach the user's terminal raw or split the message. */

@@ -81,5 +81,8 @@ int sync_opts_finish(struct sync_opts *so);
 
 /* Frees every string and wipes the password. */
 void sync_opts_release(struct sync_opts *so);
+/* True when s can be a node's name (what --sync-node takes): printable
+ * ASCII without blanks or '/', not "." or "..", at most 253 bytes. */
+bool sync_node_name_ok(const char *s);
 
 #endif

@@ -46,6 +46,14 @@ rc=0
 "$ENVFS_BIN" diff node:node0 node:node1 -b maxtext -a gfx950 >/dev/null 2>"$TMP/nosync.err" || rc=$?
 [ "$rc" -eq 64 ] && grep -q 'node:node0 needs --sync' "$TMP/nosync.err" ||
 	fail "node: without --sync: exit $rc: $(cat "$TMP/nosync.err")"
+# What no node can be called is a usage error (64), as --sync-node's, and
+# is shown escaped: not "publishes nothing" (2) after asking etcd.
+for bad in '' .. a/b $'nl\nx' "$(head -c 300 /dev/zero | tr '\0' n)"; do
+	d badname node:node0 "node:$bad" -b maxtext -a gfx950
+	[ "$rc" -eq 64 ] && grep -q 'is not a node name' "$TMP/badname.err" ||
+		fail "node:'$bad': exit $rc: $(cat "$TMP/badname.err")"
+	[ "$(wc -l <"$TMP/badname.err")" -le 2 ] || fail "node:'$bad': the message is not one line: $(cat "$TMP/badname.err")"
+done
 node_umount 1
 node_umount 0
 echo "ok: diff_nodes"
