@@ -308,7 +308,7 @@ static int side_from_node(const struct envfs_sync_api *api, struct cli_args *a,
 	/* A name no node can have is a usage error, as --sync-node's: not a
 	 * node etcd was asked about and found nothing of. */
 	if (!sync_node_name_ok(node)) {
-		text_escape(&esc, node, strlen(node) < 128 ? strlen(node) : 128);
+		text_escape_max(&esc, node, strlen(node), 128);
 		rc = cli_usage_error(&cmd, "node:%s is not a node name (printable ASCII, no "
 				     "blank or '/', not . or .., at most 253 bytes)", sb_str(&esc));
 		goto out;

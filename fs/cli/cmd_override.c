@@ -114,9 +114,9 @@ static int add_shown(struct strbuf *sb, const char *s)
 	size_t n = strlen(s);
 	int err;
 
-	if ((err = text_escape(sb, s, n < SHOWN_MAX ? n : SHOWN_MAX)) < 0)
+	if ((err = text_escape_max(sb, s, n, SHOWN_MAX)) < 0)
 		return err;
-	return n > SHOWN_MAX ? sb_addf(sb, "...(%zu bytes)", n) : 0;
+	return n > SHOWN_MAX ? sb_addf(sb, "(%zu bytes)", n) : 0;
 }
 
 /* add_shown of s alone, in a buffer of the caller's (sb_release()). */

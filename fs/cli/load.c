@@ -45,12 +45,8 @@ void print_diags(const struct diag_list *l, enum diag_sev min, size_t counts[REP
  * terminal escape. In sb (caller's, sb_release()). */
 static const char *shown(struct strbuf *sb, const char *s)
 {
-	size_t n = strlen(s);
-
 	sb_reset(sb);
-	if (text_escape(sb, s, n < 128 ? n : 128) < 0 || (n > 128 && sb_adds(sb, "...") < 0))
-		return "?";
-	return sb_str(sb);
+	return text_escape_max(sb, s, strlen(s), 128) < 0 ? "?" : sb_str(sb);
 }
 
 int select_backend(const struct world *w, const char *backend)

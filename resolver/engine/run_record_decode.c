@@ -281,7 +281,7 @@ int run_record_decode(const char *p, size_t n, struct rr_doc **out, char *msg, s
 	if ((dup = repeated(c.d, &err)) || err == -ENOMEM) {
 		if (err == -ENOMEM)
 			goto out;
-		if (text_escape(&shown, dup->name, dup->name_len < 128 ? dup->name_len : 128) < 0) {
+		if (text_escape_max(&shown, dup->name, dup->name_len, 128) < 0) {
 			err = -ENOMEM;
 			goto out;
 		}

@@ -175,6 +175,11 @@ int text_escape(struct strbuf *sb, const char *s, size_t n)
 	return escape(sb, s, n, n, false);
 }
 
+int text_escape_max(struct strbuf *sb, const char *s, size_t n, size_t max)
+{
+	return escape(sb, s, n, max, false);
+}
+
 size_t text_edit_distance_max(const char *a, size_t n, const char *b, size_t m, size_t max)
 {
 	enum { MAXLEN = 128 };

@@ -26,6 +26,10 @@ int text_quote(struct strbuf *sb, const char *s, size_t n, size_t max);
 /* The same escapes without the quotes and without escaping '"' or '\\':
  * for text already inside a message, such as a value a rule shows. */
 int text_escape(struct strbuf *sb, const char *s, size_t n);
+/* text_escape of at most max bytes of s, then "..." when s was longer:
+ * for what a user or a file gave (a name, a path) inside a one-line
+ * message, which must stay short. Returns 0 or -ENOMEM. */
+int text_escape_max(struct strbuf *sb, const char *s, size_t n, size_t max);
 
 /* The optimal string alignment distance between a and b: insertions,
  * deletions, substitutions and transpositions of adjacent bytes each cost

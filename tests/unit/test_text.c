@@ -74,6 +74,21 @@ static void test_text__escape_keeps_quotes_and_shows_controls(void **state)
 	sb_release(&sb);
 }
 
+/* Cut after max bytes with "...", escaped as text_escape does, and
+ * nothing added when the text fits. */
+static void test_text__escape_max_cuts_and_escapes(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	assert_int_equal(text_escape_max(&sb, "A\nB\x1b[2J", 8, 4), 0);
+	assert_string_equal(sb_str(&sb), "A\\nB\\x1b...");
+	sb_reset(&sb);
+	assert_int_equal(text_escape_max(&sb, "A\nB", 3, 3), 0);
+	assert_string_equal(sb_str(&sb), "A\\nB");
+	sb_release(&sb);
+}
+
 /* A swap of neighbours is one edit; a bounded distance stops past its
  * bound; half the mask bits two names do not share never exceeds their
  * distance. */
@@ -143,6 +158,7 @@ int main(void)
 		cmocka_unit_test(test_text__utf8_valid_across_ascii_and_sequences),
 		cmocka_unit_test(test_text__in_list_is_whole_names),
 		cmocka_unit_test(test_text__quote_escapes_ascii_controls_and_quotes),
+		cmocka_unit_test(test_text__escape_max_cuts_and_escapes),
 		cmocka_unit_test(test_text__quote_shows_invisible_characters),
 		cmocka_unit_test(test_text__quote_escapes_bytes_of_no_valid_sequence),
 		cmocka_unit_test(test_text__quote_shortens_past_max),
