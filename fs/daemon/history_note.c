@@ -57,18 +57,11 @@ struct secret_ctx {
 static bool secret_now(void *p, const char *backend, const char *arch, const char *name)
 {
 	const struct secret_ctx *c = p;
-	size_t k;
+	const struct epoch_dir *d = backend && arch ? epoch_find_dir(c->epoch, backend, arch) : NULL;
+	const struct snap_var *v = d ? snapshot_find(d->snap, name, strlen(name)) : NULL;
 
-	for (k = 0; backend && arch && k < c->epoch->ndirs; k++) {
-		const struct snapshot *s = c->epoch->dirs[k].snap;
-		const struct snap_var *v;
-
-		if (strcmp(s->backend, backend) || strcmp(s->arch, arch))
-			continue;
-		if ((v = snapshot_find(s, name, strlen(name))))
-			return v->secret;
-		break;
-	}
+	if (v)
+		return v->secret;
 	return c->world && world_name_secret_in(c->world, backend, name);
 }
 

@@ -69,10 +69,7 @@ bool sim_secret_by_name(const struct sim *s, const char *name, size_t len, bool 
 		memcpy(buf, name, len);
 		buf[len] = '\0';
 	}
-	yes = names_glob_any(s->w->secrets, s->w->nsecrets, z) ||
-	      (!only_cli && runner && names_glob_set_any(&runner->secret_set, z, len)) ||
-	      (!only_cli && s->backend && s->backend != runner &&
-	       names_glob_set_any(&s->backend->secret_set, z, len));
+	yes = world_secret_by_pattern(s->w, s->backend, z, len, only_cli);
 	if (z != buf)
 		free(z);
 	return yes;

@@ -31,15 +31,23 @@ bool world_secret_declared(const struct world *w, const char *name)
 	return world_marked(w, name, SPEC_MARK_SECRET);
 }
 
+bool world_secret_by_pattern(const struct world *w, const struct spec *backend,
+			     const char *name, size_t len, bool only_cli)
+{
+	const struct spec *r = w->specs ? w->specs->runner : NULL;
+
+	return names_glob_any(w->secrets, w->nsecrets, name) ||
+	       (!only_cli && r && names_glob_set_any(&r->secret_set, name, len)) ||
+	       (!only_cli && backend && backend != r &&
+		names_glob_set_any(&backend->secret_set, name, len));
+}
+
 bool world_name_secret_in(const struct world *w, const char *backend, const char *name)
 {
 	const struct spec *b = w->specs && backend ? spec_set_backend(w->specs, backend) : NULL;
-	const struct spec *r = w->specs ? w->specs->runner : NULL;
-	size_t len = strlen(name);
 
-	return world_secret_declared(w, name) || names_glob_any(w->secrets, w->nsecrets, name) ||
-	       (r && names_glob_set_any(&r->secret_set, name, len)) ||
-	       (b && names_glob_set_any(&b->secret_set, name, len));
+	return world_secret_declared(w, name) ||
+	       world_secret_by_pattern(w, b, name, strlen(name), false);
 }
 
 bool world_node_scoped(const struct world *w, const char *name)

@@ -125,6 +125,12 @@ bool world_secret_declared(const struct world *w, const char *name);
  * heeds an entry's secret: false; this is the safe side, for names no
  * snapshot holds, such as those a history keeps.) */
 bool world_name_secret_in(const struct world *w, const char *backend, const char *name);
+/* Whether name (len bytes, NUL-terminated there) matches a --secret
+ * glob of w or (not only_cli) a secret pattern of the runner base or of
+ * backend (may be NULL): the patterns' part of both the above and a
+ * simulation's sim_secret_by_name. */
+bool world_secret_by_pattern(const struct world *w, const struct spec *backend,
+			     const char *name, size_t len, bool only_cli);
 /* world_secret_declared() in the shape of a config_secrets callback; ctx
  * is the world. */
 bool world_name_secret(void *ctx, const char *name);
