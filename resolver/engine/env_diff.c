@@ -26,19 +26,9 @@ struct cmp_state {
 	bool first;               /* JSON: no ',' before the next item */
 };
 
-static int name_cmp(const char *a, size_t an, const char *b, size_t bn)
-{
-	int c = memcmp(a, b, an < bn ? an : bn);
-
-	return c ? c : (an > bn) - (an < bn);
-}
-
 static int var_ptr_cmp(const void *x, const void *y)
 {
-	const struct rr_var *a = *(const struct rr_var *const *)x;
-	const struct rr_var *b = *(const struct rr_var *const *)y;
-
-	return name_cmp(a->name, a->name_len, b->name, b->name_len);
+	return rr_var_name_cmp(*(const struct rr_var *const *)x, *(const struct rr_var *const *)y);
 }
 
 /* The variables of d that are set, sorted by name. *out is caller-owned. */
@@ -327,8 +317,7 @@ static int walk_vars(struct cmp_state *st, const struct rr_doc *da, const struct
 	if ((err = set_vars(da, &a, &na)) < 0 || (err = set_vars(db, &b, &nb)) < 0)
 		goto out;
 	while (!err && (i < na || j < nb)) {
-		int c = i == na ? 1 : j == nb ? -1 :
-			name_cmp(a[i]->name, a[i]->name_len, b[j]->name, b[j]->name_len);
+		int c = i == na ? 1 : j == nb ? -1 : rr_var_name_cmp(a[i], b[j]);
 
 		if (c < 0)
 			err = one_var(st, a[i++], NULL);

@@ -94,6 +94,9 @@ void rr_doc_free(struct rr_doc *d);
  * what they held stays in the arena until d is freed. */
 void rr_doc_drop_vars(struct rr_doc *d);
 void rr_doc_drop_diags(struct rr_doc *d);
+/* The order a record's variables are written in: by name, bytewise,
+ * a shorter name before a longer one it begins. <0, 0 or >0. */
+int rr_var_name_cmp(const struct rr_var *a, const struct rr_var *b);
 /* The record of s as run_record_decode() would read it back from
  * run_record_render(s, flags), built directly (no JSON in between, for
  * diff's sides resolved in this process). *out is caller-owned:

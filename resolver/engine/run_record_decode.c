@@ -186,17 +186,9 @@ static bool stream_keep(void *ctx, size_t key, const char *member, size_t len)
 	return key == S_DIAGNOSTICS || (key == S_VARIABLES && var_field(member, len));
 }
 
-static int name_cmp(const struct rr_var *a, const struct rr_var *b)
-{
-	size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
-	int c = memcmp(a->name, b->name, n);
-
-	return c ? c : (a->name_len > b->name_len) - (a->name_len < b->name_len);
-}
-
 static int var_ptr_cmp(const void *a, const void *b)
 {
-	return name_cmp(*(const struct rr_var *const *)a, *(const struct rr_var *const *)b);
+	return rr_var_name_cmp(*(const struct rr_var *const *)a, *(const struct rr_var *const *)b);
 }
 
 /* The first name d's variables hold more than once, or NULL: which of two
@@ -209,7 +201,7 @@ static const struct rr_var *repeated(const struct rr_doc *d, int *err)
 	size_t k;
 
 	*err = 0;
-	for (k = 1; k < d->nvars && name_cmp(&d->vars[k - 1], &d->vars[k]) < 0; k++)
+	for (k = 1; k < d->nvars && rr_var_name_cmp(&d->vars[k - 1], &d->vars[k]) < 0; k++)
 		;
 	if (d->nvars < 2 || k == d->nvars)
 		return NULL;
@@ -221,7 +213,7 @@ static const struct rr_var *repeated(const struct rr_doc *d, int *err)
 		v[k] = &d->vars[k];
 	qsort(v, d->nvars, sizeof(*v), var_ptr_cmp);
 	for (k = 1; k < d->nvars && !r; k++)
-		if (!name_cmp(v[k - 1], v[k]))
+		if (!rr_var_name_cmp(v[k - 1], v[k]))
 			r = v[k];
 	free(v);
 	return r;

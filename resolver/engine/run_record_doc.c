@@ -31,6 +31,14 @@ void rr_doc_drop_diags(struct rr_doc *d)
 	d->ndiags = 0;
 }
 
+int rr_var_name_cmp(const struct rr_var *a, const struct rr_var *b)
+{
+	size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
+	int c = memcmp(a->name, b->name, n);
+
+	return c ? c : (a->name_len > b->name_len) - (a->name_len < b->name_len);
+}
+
 void rr_doc_free(struct rr_doc *d)
 {
 	if (!d)
