@@ -15,12 +15,6 @@ etcd_cluster_start 1
 node_mount 0 --sync-timeout 1000
 node_mount 1 --sync-timeout 1000
 
-set_rc() {
-	RC=0
-	timeout 60 "$ENVFS_BIN" set --mount "$(node_mnt 0)" "$DIR_BA" NCCL_DEBUG "$1" \
-		>"$TMP/set.out" 2>"$TMP/set.err" || RC=$?
-}
-
 set_rc base
 [ "$RC" = 0 ] || fail "set with a prompt cluster: exit $RC: $(cat "$TMP/set.err")"
 etcd_stop 0

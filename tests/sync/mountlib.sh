@@ -188,6 +188,16 @@ verify_rc() {
 		fail "verify $*: exit $rc, want $want: $(cat "$TMP/v.out" "$TMP/v.err")"
 }
 
+# set_rc VALUE: `set` of NCCL_DEBUG=VALUE in $DIR_BA through node 0's
+# mount, its exit status in RC and its output in $TMP/set.out and
+# $TMP/set.err; a hang guard of SET_TIMEOUT seconds (60: the tests that
+# use it stop etcd or slow it down).
+set_rc() {
+	RC=0
+	timeout "${SET_TIMEOUT:-60}" "$ENVFS_BIN" set --mount "$(node_mnt 0)" "$DIR_BA" NCCL_DEBUG "$1" \
+		>"$TMP/set.out" 2>"$TMP/set.err" || RC=$?
+}
+
 # node_status I: node I's status file.
 node_status() {
 	cat "$(node_mnt "$1")/status" 2>/dev/null || true

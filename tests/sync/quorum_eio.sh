@@ -16,13 +16,7 @@ NODE_STDERR_ALLOW='--sync: (the outcome of .* is known now|shutting down: the ou
 
 etcd_cluster_start 3
 node_mount 0 --sync-timeout 2000
-
-# set_rc VALUE: set's exit status for NCCL_DEBUG=VALUE on node 0 (into RC).
-set_rc() {
-	RC=0
-	timeout 30 "$ENVFS_BIN" set --mount "$(node_mnt 0)" "$DIR_BA" NCCL_DEBUG "$1" \
-		>"$TMP/set.out" 2>"$TMP/set.err" || RC=$?
-}
+SET_TIMEOUT=30
 
 for round in leader followers; do
 	set_rc "base-$round"
