@@ -53,6 +53,8 @@ struct cli_args {
 	const struct cli_cmd *cmd;    /* the command being parsed */
 	struct cli_inputs ci;
 	const char *backend, *arch;   /* borrowed from argv; NULL when not given */
+	const char *dir_from;         /* diff: the record:FILE operand that named
+	                                 backend and arch (no -b, -a); borrowed */
 	const char *format;           /* borrowed; format_default when not given */
 	bool force, quiet, all;
 	bool clean;                   /* --clean */

@@ -449,6 +449,8 @@ static void default_dir(struct cli_args *a, const struct side *sides, size_t n)
 	for (k = 0; k < n && (!a->backend || !a->arch); k++) {
 		if (!sides[k].doc)
 			continue;
+		if (!a->backend && !a->arch)
+			a->dir_from = a->operands[k];
 		if (!a->backend)
 			a->backend = sides[k].doc->backend;
 		if (!a->arch)
@@ -564,6 +566,7 @@ int cmd_diff(int argc, char **argv)
 			b_parsed = true;
 			b.backend = a.backend;
 			b.arch = a.arch;
+			b.dir_from = a.dir_from;
 			in = &b;
 		}
 		if (a.noperands) {

@@ -117,8 +117,19 @@ int load_one(struct cli_args *a, const struct world *donor, struct world **w,
 		goto out;
 	}
 	if ((rc = select_backend(*w, a->backend)) != 0 ||
-	    (rc = select_arch(*w, a->backend, a->arch, arch)) != 0)
+	    (rc = select_arch(*w, a->backend, a->arch, arch)) != 0) {
+		/* A record's directory, not one the user typed: the record is
+		 * the input these specs cannot read. */
+		if (rc == CLI_EX_USAGE && a->dir_from) {
+			struct strbuf sb = STRBUF_INIT;
+
+			fprintf(stderr, "primus-envfs: %s named it (give -b and -a to compare "
+				"with another directory)\n", shown(&sb, a->dir_from));
+			sb_release(&sb);
+			rc = 2;
+		}
 		goto out;
+	}
 	return 0;
 out:
 	world_free(*w);

@@ -227,6 +227,29 @@ d dup record:dup.json record:run.json
 expect_rc 2 dup
 grep -q 'dup.json: .*more than once' "$TMP/dup.err" || fail "a record naming a variable twice: $(cat "$TMP/dup.err")"
 
+# A record names its backend and arch; when -b and -a are not given the
+# other side is resolved for them, and a backend or arch these specs do
+# not have is the record's fault: exit 2 (an input cannot be read), the
+# record named, the name escaped. A -b the user typed stays a usage error.
+"$PYTHON" - "$TMP/run.json" "$TMP/badback.json" "$TMP/badarch.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["backend"] = "no\x1b[2Jsuch"
+json.dump(r, open(sys.argv[2], "w"))
+r = json.load(open(sys.argv[1]))
+r["arch"] = "gfx\x1b[2J0"
+json.dump(r, open(sys.argv[3], "w"))
+PY
+for side in badback badarch; do
+	d "$side" "record:$side.json" --env NCCL_DEBUG=X
+	expect_rc 2 "$side"
+	! grep -q "$(printf '\033')" "$TMP/$side.err" || fail "$side: a raw ESC on stderr: $(od -c "$TMP/$side.err" | head)"
+	grep -q "record:$side.json" "$TMP/$side.err" || fail "$side: the record is not named: $(cat "$TMP/$side.err")"
+done
+grep -qF "unknown backend 'no\\x1b[2Jsuch'" "$TMP/badback.err" || fail "badback: $(cat "$TMP/badback.err")"
+d badflag record:run.json -b nosuch -a gfx950 --env NCCL_DEBUG=X
+expect_rc 64 badflag
+
 # --- exit statuses and messages ---
 d missing record:/nonexistent/run.json
 expect_rc 2 missing
