@@ -23,9 +23,10 @@ node_mount 1 "${N4[@]}"
 echo 3 >"$(node_dir 0)/NODE_RANK" || fail "writing NODE_RANK on node 0"
 [ "$(node_read 0 NODE_RANK)" = 3 ] || fail "node 0 does not serve its write: $(node_read 0 NODE_RANK)"
 # The control, written after: once node 1 has it, node 1 has seen every
-# revision before it.
-echo 4 >"$(node_dir 0)/NNODES" || fail "writing NNODES on node 0"
-node_wait_value 1 NNODES 4
+# revision before it. Its value is none the nodes start with (--env
+# NNODES=4), or the wait would pass before node 1 applied anything.
+echo 5 >"$(node_dir 0)/NNODES" || fail "writing NNODES on node 0"
+node_wait_value 1 NNODES 5
 [ "$(node_read 1 NODE_RANK)" = 1 ] ||
 	fail "node 0's NODE_RANK reached node 1: it reads $(node_read 1 NODE_RANK)"
 ectl get --prefix "$RUNP/overrides/" --keys-only >"$TMP/keys"
@@ -54,8 +55,8 @@ node_wait_value 1 NNODES 2
 [ "$(node_read 1 NODE_RANK)" = 1 ] || fail "node 0's rm reached node 1: $(node_read 1 NODE_RANK)"
 [ -z "$(ectl get --prefix "$RUNP/overrides/" --keys-only | grep NODE_RANK)" ] ||
 	fail "the rm put NODE_RANK in etcd"
-echo 4 >"$(node_dir 0)/NNODES"
-node_wait_value 1 NNODES 4
+echo 6 >"$(node_dir 0)/NNODES"
+node_wait_value 1 NNODES 6
 
 # A key put by hand (an older version of this program shares it): never
 # applied, by the watch or by a start-up read, and named once.
@@ -78,7 +79,7 @@ node_wait_value 1 ENVFS_AFTER after-3
 node_mount 2 "${N4[@]}"
 [ "$(node_read 2 NODE_RANK)" = 2 ] || fail "node 2 (--env NODE_RANK=2) reads $(node_read 2 NODE_RANK)"
 [ "$(node_read 2 ENVFS_AFTER)" = after-3 ] || fail "node 2 did not read the run: $(node_read 2 ENVFS_AFTER)"
-[ "$(node_read 2 NNODES)" = 4 ] || fail "node 2 did not take NNODES: $(node_read 2 NNODES)"
+[ "$(node_read 2 NNODES)" = 6 ] || fail "node 2 did not take NNODES: $(node_read 2 NNODES)"
 node_status 2 >"$TMP/st.2"
 ! grep -q "^sync_local" "$TMP/st.2" || fail "node 2 lists a local override: $(grep ^sync_local "$TMP/st.2")"
 verify_rc 0 --nodes 3 --wait 10
