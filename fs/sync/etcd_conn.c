@@ -214,6 +214,12 @@ int etcd_client_dup(struct etcd_client **out, const struct etcd_client *c)
 	return 0;
 }
 
+void etcd_client_follow(struct etcd_client *dst, const struct etcd_client *src)
+{
+	if (dst->nep == src->nep)
+		dst->cur = src->cur;
+}
+
 void etcd_client_free(struct etcd_client *c)
 {
 	if (!c)

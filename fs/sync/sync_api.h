@@ -298,6 +298,9 @@ struct envfs_sync_api {
 	 * through a prefix at one revision. */
 	int (*range_read)(struct etcd_client *c, const struct etcd_range_req *rq,
 	                  struct etcd_range *out);
+
+	/* etcd_client_follow(): dst's next call starts where src is now. */
+	void (*follow)(struct etcd_client *dst, const struct etcd_client *src);
 };
 
 /* True when the module's table has member (it may be older). */

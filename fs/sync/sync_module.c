@@ -64,6 +64,7 @@ static const struct envfs_sync_api api = {
 	.decode_detail = record_decode_detail,
 	.set_bound = etcd_set_bound,
 	.range_read = etcd_range_read,
+	.follow = etcd_client_follow,
 };
 
 const struct envfs_sync_api *envfs_sync_api(unsigned version);

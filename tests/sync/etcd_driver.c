@@ -23,6 +23,7 @@
 #include "etcd.h"
 
 static struct etcd_client *cli;
+static struct etcd_client *twin; /* `twin`: a dup of cli, for `follow` */
 static const char *endpoints;
 static struct etcd_opts opts = ETCD_OPTS_INIT;
 static bool resume;
@@ -57,7 +58,9 @@ static void usage(void)
 	      "  create KEY VALUE, mv FROM TO, lease-grant TTL, lease-keepalive ID,\n"
 	      "  lease-hold ID SECONDS, lease-revoke ID, lease-ttl ID,\n"
 	      "  watch PREFIX REV N [SECONDS], stream PREFIX COUNT [INTERVAL_MS],\n"
-	      "  bench N, health, status, connect, sleep MS, stats, endpoint\n", stderr);
+	      "  bench N, health, status, connect, sleep MS, stats, endpoint,\n"
+	      "  twin (a dup of the client, made now), follow (the twin starts its next\n"
+	      "  call where the client is), twin-endpoint\n", stderr);
 	exit(2);
 }
 
@@ -547,6 +550,14 @@ static int run(char **a, int n)
 		       " reauths %" PRIu64 "\n", s.calls, s.attempts, s.failovers, s.auths, s.reauths);
 	} else if (!strcmp(c, "endpoint") && n == 0) {
 		printf("%s\n", etcd_endpoint(cli));
+	} else if (!strcmp(c, "twin") && n == 0) {
+		etcd_client_free(twin);
+		twin = NULL;
+		err = etcd_client_dup(&twin, cli);
+	} else if (!strcmp(c, "follow") && n == 0 && twin) {
+		etcd_client_follow(twin, cli);
+	} else if (!strcmp(c, "twin-endpoint") && n == 0 && twin) {
+		printf("%s\n", etcd_endpoint(twin));
 	} else {
 		usage();
 	}
@@ -637,6 +648,7 @@ int main(int argc, char **argv)
 			status = 3;
 		i = j + 1;
 	}
+	etcd_client_free(twin);
 	etcd_client_free(cli);
 	return status;
 }

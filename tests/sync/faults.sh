@@ -49,6 +49,15 @@ wait_line "$TMP/st.watch" '^# reconnect ' 15
 note "watch on the stopped member ended $(ended_after "$TMP/st.watch" "$t0") ms after the stop: $(grep -m1 '^# reconnect' "$TMP/st.watch")"
 wait_count "$TMP/st.watch" '^# created' 2
 r=$(DRV_ENDPOINTS=$(etcd_endpoints $(((s + 1) % 3))) drv put /st/seen yes | sed 's/^ok //')
+# A client that follows another (the fence's after a commit lost its
+# answer) starts where that one moved to, not at the stopped member.
+DRV_ENDPOINTS=$(etcd_endpoints $order) drv twin : put /st/follow yes : twin-endpoint : follow : \
+	twin-endpoint : endpoint >"$TMP/follow.out" || fail "follow: $(cat "$TMP/follow.out")"
+[ "$(sed -n 2p "$TMP/follow.out")" = "$(etcd_endpoint "$s")" ] ||
+	fail "a twin does not start at the first endpoint: $(cat "$TMP/follow.out")"
+[ "$(sed -n 3p "$TMP/follow.out")" != "$(etcd_endpoint "$s")" ] &&
+	[ "$(sed -n 3p "$TMP/follow.out")" = "$(sed -n 4p "$TMP/follow.out")" ] ||
+	fail "after follow, the twin is not where the client moved to: $(cat "$TMP/follow.out")"
 wait "$wpid" || fail "watch with a stopped member: $(cat "$TMP/st.watch")"
 grep -q "^ev $r PUT /st/seen " "$TMP/st.watch" || fail "the watch missed a put: $(cat "$TMP/st.watch")"
 etcd_cont "$s"
