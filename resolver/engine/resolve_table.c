@@ -33,19 +33,25 @@ bool sim_exported(const struct evar *e)
 	return e->set && !e->consumed;
 }
 
-uint32_t sim_find(const struct sim *s, const char *name, size_t len)
+/* sim_find with the name's hash given: sim_var hashes a name once for
+ * its lookup, its insert and the first pass's lookup. */
+static uint32_t find_hashed(const struct sim *s, const char *name, size_t len, uint64_t h)
 {
 	struct hindex_probe p;
 	size_t i;
 
-	for (i = hindex_first(&s->index, hindex_hash(name, len, HINDEX_SEED), &p); i != HINDEX_NONE;
-	     i = hindex_next(&s->index, &p)) {
+	for (i = hindex_first(&s->index, h, &p); i != HINDEX_NONE; i = hindex_next(&s->index, &p)) {
 		const struct evar *e = &s->v[i];
 
 		if (e->name_len == len && !memcmp(e->name, name, len))
 			return (uint32_t)i;
 	}
 	return NONE;
+}
+
+uint32_t sim_find(const struct sim *s, const char *name, size_t len)
+{
+	return find_hashed(s, name, len, hindex_hash(name, len, HINDEX_SEED));
 }
 
 /* The variable name (borrowed: it must outlive the simulation), added
@@ -77,7 +83,8 @@ bool sim_secret_by_name(const struct sim *s, const char *name, size_t len, bool 
 
 int sim_var(struct sim *s, const char *name, size_t len, uint32_t *out)
 {
-	uint32_t i = sim_find(s, name, len);
+	uint64_t h = hindex_hash(name, len, HINDEX_SEED);
+	uint32_t i = find_hashed(s, name, len, h);
 
 	if (i != NONE) {
 		*out = i;
@@ -86,14 +93,14 @@ int sim_var(struct sim *s, const char *name, size_t len, uint32_t *out)
 	if (s->nv >= UINT32_MAX - 1)
 		return -EFBIG;
 	if (GROW(s->v, s->capv, s->nv, 256) < 0 ||
-	    hindex_insert(&s->index, hindex_hash(name, len, HINDEX_SEED), s->nv) < 0)
+	    hindex_insert(&s->index, h, s->nv) < 0)
 		return -ENOMEM;
 	s->v[s->nv] = (struct evar){ .name = name, .name_len = len, .win = NONE,
 				     .head = NONE, .tail = NONE };
 	/* The patterns' answer for a name the first pass knows is its answer
 	 * there: matching every pattern against every name again was a tenth
 	 * of a resolve. */
-	if (s->names_from && (i = sim_find(s->names_from, name, len)) != NONE)
+	if (s->names_from && (i = find_hashed(s->names_from, name, len, h)) != NONE)
 		s->v[s->nv].name_secret = s->names_from->v[i].name_secret;
 	else
 		s->v[s->nv].name_secret = sim_secret_by_name(s, name, len, false);
