@@ -236,12 +236,15 @@ static int value_warning(struct ctx *c, const struct slot *s, enum pyv_kind kind
 {
 	const struct ynode *v = s->val;
 	struct strbuf msg = STRBUF_INIT;
-	bool secret = secret_name(c, s->name);
 	enum diag_code code = DC_CONFIG_VALUE_TYPED;
+	bool secret;
 	int err;
 
+	/* Asked only here: a load ahead of the specs (config_read) is kept
+	 * when no entry asked. */
 	if (kind == PYV_STR)
 		return 0;
+	secret = secret_name(c, s->name);
 	if (kind == PYV_COLLECTION || kind == PYV_SET) {
 		code = DC_CONFIG_VALUE_NESTED;
 		err = sb_addf(&msg, "%s: the value is a %s; Primus exports Python's text of it",
@@ -739,16 +742,7 @@ out:
 	return err;
 }
 
-int config_load(const char *path, const struct config_secrets *secrets, struct config **out,
-		struct diag_list *diags)
-{
-	struct config_read r;
-
-	config_read(path, &r);
-	return config_load_read(&r, secrets, out, diags);
-}
-
-int config_read(const char *path, struct config_read *r)
+static int read_doc(const char *path, struct config_read *r)
 {
 	memset(r, 0, sizeof(*r));
 	if (!(r->path = xstrdup(path)))
@@ -756,6 +750,43 @@ int config_read(const char *path, struct config_read *r)
 	r->err = ydoc_load_file_digest(path, YDOC_NUL_OK | YDOC_KEEP_SOURCE, &r->doc, &r->digest,
 				       &r->diags);
 	return r->err == -ENOMEM ? -ENOMEM : 0;
+}
+
+int config_load(const char *path, const struct config_secrets *secrets, struct config **out,
+		struct diag_list *diags)
+{
+	struct config_read r;
+
+	read_doc(path, &r);
+	return config_load_read(&r, secrets, out, diags);
+}
+
+/* The load ahead's stand-in for the specs: nothing is secret, and that it
+ * was asked is noted (the answer may then be wrong). */
+static bool ask_later(void *ctx, const char *name)
+{
+	(void)name;
+	*(bool *)ctx = true;
+	return false;
+}
+
+int config_read(const char *path, struct config_read *r)
+{
+	struct config_secrets later = { ask_later, NULL };
+	int err;
+
+	if ((err = read_doc(path, r)) < 0 || r->err < 0)
+		return err;
+	/* The whole load, before the specs: it needs them only for a typed
+	 * value (whether its warning may quote it), which is rare; when one
+	 * asks, config_load_read loads again with the answers. */
+	later.ctx = &r->asked;
+	if (load(r->path, r->doc, &later, &r->cfg, &r->cfg_diags) < 0 || r->asked) {
+		config_free(r->cfg);
+		r->cfg = NULL;
+		diag_list_release(&r->cfg_diags);
+	}
+	return 0;
 }
 
 int config_load_read(struct config_read *r, const struct config_secrets *secrets,
@@ -769,7 +800,14 @@ int config_load_read(struct config_read *r, const struct config_secrets *secrets
 		err = -ENOMEM;
 	if (err < 0)
 		goto out;
-	err = load(r->path, r->doc, secrets, out, diags);
+	if (r->cfg) {
+		if ((err = diag_extend(diags, &r->cfg_diags)) < 0)
+			goto out;
+		*out = r->cfg;
+		r->cfg = NULL;
+	} else {
+		err = load(r->path, r->doc, secrets, out, diags);
+	}
 	if (*out)
 		(*out)->digest = r->digest;
 out:
@@ -782,6 +820,9 @@ void config_read_release(struct config_read *r)
 	ydoc_free(r->doc);
 	r->doc = NULL;
 	diag_list_release(&r->diags);
+	config_free(r->cfg);
+	r->cfg = NULL;
+	diag_list_release(&r->cfg_diags);
 	free(r->path);
 	r->path = NULL;
 }

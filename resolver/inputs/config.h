@@ -61,14 +61,15 @@ struct config_secrets {
  * freed with config_free(). */
 int config_load(const char *path, const struct config_secrets *secrets, struct config **out,
 		struct diag_list *diags);
-/* config_load in two steps, so the YAML parse (the larger part) can run
- * on another thread before the specs that say which names are secret are
- * loaded. config_read reads and parses path into *r (caller-owned: to
+/* config_load in two steps, so that the work can run while (or on
+ * another thread than) the specs that say which names are secret load.
+ * config_read reads and parses path into *r (caller-owned: to
  * config_load_read, or config_read_release); it returns -ENOMEM, else 0
  * with what config_load's read would return in r->err and its diagnostics
- * in r->diags. config_load_read finishes the load as config_load does
- * (the same result, the same diagnostics in the same order) and releases
- * *r, whatever it returns. */
+ * in r->diags. It loads the config too, unless an entry's warning needs
+ * to know whether its name is secret (a typed value). config_load_read
+ * finishes the load as config_load does (the same result, the same
+ * diagnostics in the same order) and releases *r, whatever it returns. */
 struct ydoc;
 struct config_read {
 	char *path;
@@ -76,6 +77,9 @@ struct config_read {
 	struct ydoc *doc;
 	struct file_digest digest;
 	struct diag_list diags;
+	struct config *cfg;          /* loaded ahead, or NULL */
+	struct diag_list cfg_diags;  /* its load's diagnostics */
+	bool asked;                  /* an entry asked whether it is secret */
 };
 int config_read(const char *path, struct config_read *r);
 int config_load_read(struct config_read *r, const struct config_secrets *secrets,

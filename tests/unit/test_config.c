@@ -1083,7 +1083,7 @@ static void test_config__read_then_load_read_is_config_load(void **state)
 		"append_one_flag.yaml", "collective_timeouts.yaml", "default_syntax.yaml",
 		"dump_hlo.yaml", "env_is_list.yaml", "env_under_module.yaml",
 		"owns_xla_flags.yaml", "syntax_error.yaml", "unquoted_float.yaml",
-		"does-not-exist.yaml",
+		"secret_typed.yaml", "does-not-exist.yaml",
 	};
 	size_t k;
 
