@@ -133,10 +133,18 @@ int hist_gen_add(struct hist_gen *g, const char *backend, const char *arch,
 	return 0;
 }
 
+/* What the run holds: a create not shared yet (pending) is not the
+ * run's, and was not set before it was made (a create makes only a name
+ * that is not there); its first close is its change. */
+static bool run_has(const struct snap_var *v)
+{
+	return v && v->set && !v->pending;
+}
+
 static void side_of(const struct snap_var *v, struct hist_value *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (!v || !v->set)
+	if (!run_has(v))
 		return;
 	out->set = true;
 	out->value = (char *)v->value;
@@ -155,7 +163,7 @@ static int var_cmp(const struct snap_var *a, const struct snap_var *b)
 
 static bool same(const struct snap_var *a, const struct snap_var *b)
 {
-	bool as = a && a->set, bs = b && b->set;
+	bool as = run_has(a), bs = run_has(b);
 
 	if (as != bs)
 		return false;

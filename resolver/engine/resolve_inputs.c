@@ -128,6 +128,7 @@ int sim_pin_overrides(struct sim *s)
 		e->layer = LAYER_OVERRIDE;
 		/* A file made private through the mount (0600) is a secret. */
 		e->secret |= o->private;
+		e->pending = o->pending;
 	}
 	return 0;
 }

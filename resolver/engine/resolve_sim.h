@@ -86,6 +86,8 @@ struct evar {
 	bool flags_runner : 1;
 	bool have_def : 1;
 	bool pinned : 1;              /* an override: nothing else changes it */
+	bool pending : 1;             /* that override is a --sync create not
+	                                 shared yet (snap_var.pending) */
 	bool secret : 1;
 	bool name_secret : 1;         /* sim_secret_by_name's answer (secret
 	                                 starts from it, then may change) */

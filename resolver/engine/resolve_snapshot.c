@@ -192,6 +192,7 @@ int sim_build_snapshot(struct sim *s, struct snapshot **out)
 		sv->value_len = e->set ? (uint32_t)e->len : 0;
 		sv->exported = sim_exported(e);
 		sv->secret = e->secret;
+		sv->pending = e->pending;
 		sv->is_flags = e->flags_decl != NULL;
 		sv->layer = e->set ? e->layer : LAYER_NONE;
 		sv->source = e->set && e->win != NONE ? sim_rec_source(s, &s->recs[e->win]) :

@@ -39,6 +39,11 @@ struct snap_var {
 	                             by design, left out of node_digest() */
 	bool is_flags : 1;        /* kind: flags */
 	bool view_name : 1;       /* named like a view: only reachable via views */
+	bool pending : 1;         /* --sync: an override file created through
+	                             this mount whose first close has not
+	                             shared it with the run yet: this node's
+	                             alone, and no change of the run's (the
+	                             history leaves it out) */
 	uint32_t nflags;
 	const char *source;       /* "specs/maxtext.yaml:42", "exp.yaml:12",
 	                             "image:FILE:3", "host", "cli", "override" */

@@ -62,6 +62,26 @@ a, b = gens(sys.argv[1]), gens(sys.argv[2])
 if a != b or len(a) != 3:
     sys.exit("node0: %s\nnode1: %s" % (a, b))
 PY
+
+# A create shares one value, at its first close (mount_create.sh): the
+# empty file the create makes in passing is this node's alone, and is
+# no change of the run's in either node's history.
+echo v >"$(node_dir 0)/ENVFS_HNEW"
+node_wait_value 1 ENVFS_HNEW v
+for i in 0 1; do
+	hist "$i" ENVFS_HNEW | grep -Ev '^gen [0-9]+  [^ ]+  start' >"$TMP/c.$i"
+	[ "$(grep -c '^gen ' "$TMP/c.$i")" -eq 1 ] && grep -qx '  maxtext/gfx950 ENVFS_HNEW: (unset) -> "v" override' "$TMP/c.$i" ||
+		fail "node $i: a create's history is not one change (unset) -> v: $(cat "$TMP/c.$i")"
+done
+# A create whose first close fails (etcd down: EIO, applied nowhere)
+# changed nothing: the writer's history gains no generation.
+hist 0 >"$TMP/before.0"
+etcd_kill 0
+create_close "$(node_dir 0)/ENVFS_HLOST" lost >"$TMP/down.out"
+[ "$(cat "$TMP/down.out")" = "close EIO" ] || fail "the close with etcd down: $(cat "$TMP/down.out")"
+hist 0 >"$TMP/after.0"
+diff -u "$TMP/before.0" "$TMP/after.0" || fail "node 0's history tells of a create that failed"
+etcd_restart 0
 node_umount 1
 node_umount 0
 echo "ok: history_nodes"
