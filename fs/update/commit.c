@@ -24,12 +24,16 @@ struct change {
 	const char *value;           /* set: the new value */
 	size_t len;
 	const struct hist_writer *who; /* who asked (NULL: not known) */
+	const struct override_stamp *stamp; /* the override's, instead of
+	                                       now by who (an unset put back) */
 	signed char private;         /* the override's flag: 0, 1, or -1 to keep
 	                                it (a set) */
 	bool pending;                /* --sync: a create, not shared yet */
 	bool had;                    /* an override existed */
 	bool had_private, had_pending;
 	struct override_stamp had_stamp;
+	bool had_over_unset, had_unset_private;
+	struct override_stamp had_unset_stamp;
 	char *old;                   /* its value (NULL: it was an unset); owned */
 	size_t old_len;
 };
@@ -46,6 +50,9 @@ static int change_apply(struct override_set *ov, const char *backend,
 		ch->had_private = o->private;
 		ch->had_pending = o->pending;
 		ch->had_stamp = o->stamp;
+		ch->had_over_unset = o->over_unset;
+		ch->had_unset_private = o->unset_private;
+		ch->had_unset_stamp = o->unset_stamp;
 		ch->old_len = o->value_len;
 		if (o->value && !(ch->old = xstrndup(o->value, o->value_len)))
 			return -ENOMEM;
@@ -57,9 +64,17 @@ static int change_apply(struct override_set *ov, const char *backend,
 
 		if ((err = override_set_put(ov, backend, arch, ch->name, ch->value, ch->len)) < 0)
 			return err;
-		history_stamp(ch->who, &st);
+		if (ch->stamp)
+			st = *ch->stamp;
+		else
+			history_stamp(ch->who, &st);
 		override_set_stamp(ov, backend, arch, ch->name, &st);
-		if (ch->pending)
+		/* A create over the run's unset (the only override a create
+		 * finds: any other is a file already) keeps it for its undo. */
+		if (ch->pending && ch->had && !ch->old)
+			override_set_mark_pending_over_unset(ov, backend, arch, ch->name,
+							     ch->had_private, &ch->had_stamp);
+		else if (ch->pending)
 			override_set_mark_pending(ov, backend, arch, ch->name, true);
 		if (ch->private < 0)
 			return 0;
@@ -84,7 +99,11 @@ static void change_undo(struct override_set *ov, const char *backend,
 							ch->had_private);
 		if (err == 0)
 			err = override_set_stamp(ov, backend, arch, ch->name, &ch->had_stamp);
-		if (err == 0)
+		if (err == 0 && ch->had_over_unset)
+			err = override_set_mark_pending_over_unset(ov, backend, arch, ch->name,
+								   ch->had_unset_private,
+								   &ch->had_unset_stamp);
+		else if (err == 0)
 			err = override_set_mark_pending(ov, backend, arch, ch->name,
 							ch->had_pending);
 	} else {
@@ -391,9 +410,10 @@ int commit_uncreate(struct envfs *fs, const struct hist_writer *who, const char 
 		    const char *arch, const char *name, struct inval_list *inval)
 {
 	struct change ch = { .name = name, .remove = true, .drop_only = true, .who = who };
+	struct override_stamp unset_stamp;
 	const struct override *o;
 	struct epoch *e = NULL;
-	bool pending;
+	bool pending, over_unset = false;
 	int err = 0;
 
 	if (!fs->sync)
@@ -402,9 +422,18 @@ int commit_uncreate(struct envfs *fs, const struct hist_writer *who, const char 
 	pthread_mutex_lock(&fs->ov_lock);
 	o = override_set_find(&fs->ov, backend, arch, name);
 	pending = o && o->pending;
+	if (pending && o->over_unset) {
+		/* The run's unset comes back, as it was. */
+		over_unset = true;
+		ch.remove = ch.drop_only = false;
+		ch.value = NULL;
+		ch.private = o->unset_private;
+		unset_stamp = o->unset_stamp;
+		ch.stamp = &unset_stamp;
+	}
 	pthread_mutex_unlock(&fs->ov_lock);
 	/* Another node's value (an O_EXCL close that lost) stays. */
-	if (pending && !fs->sync_hooks->key_present(fs->sync, backend, arch, name)) {
+	if (pending && (over_unset || !fs->sync_hooks->key_present(fs->sync, backend, arch, name))) {
 		e = epoch_current(&fs->state);
 		if (epoch_find_dir(e, backend, arch))
 			err = apply(fs, e, backend, arch, &ch, 1, APPLY_LOCAL, inval);

@@ -56,7 +56,7 @@ int override_set_put(struct override_set *ov, const char *backend, const char *a
 		free(o->value);
 		o->value = copy;
 		o->value_len = value_len;
-		o->pending = false;
+		o->pending = o->over_unset = false;
 		return 0;
 	}
 	if (GROW(ov->v, ov->cap, ov->n, 16) < 0)
@@ -75,8 +75,9 @@ int override_set_put(struct override_set *ov, const char *backend, const char *a
 	o->value = copy;
 	o->value_len = value_len;
 	o->private = false;
-	o->pending = false;
+	o->pending = o->over_unset = o->unset_private = false;
 	memset(&o->stamp, 0, sizeof(o->stamp));
+	memset(&o->unset_stamp, 0, sizeof(o->unset_stamp));
 	ov->n++;
 	return 0;
 nomem:
@@ -92,6 +93,21 @@ int override_set_mark_pending(struct override_set *ov, const char *backend,
 	if (!o)
 		return -ENOENT;
 	o->pending = pending;
+	o->over_unset = false;
+	return 0;
+}
+
+int override_set_mark_pending_over_unset(struct override_set *ov, const char *backend,
+					 const char *arch, const char *name, bool unset_private,
+					 const struct override_stamp *unset_stamp)
+{
+	struct override *o = find(ov, backend, arch, name);
+
+	if (!o)
+		return -ENOENT;
+	o->pending = o->over_unset = true;
+	o->unset_private = unset_private;
+	o->unset_stamp = *unset_stamp;
 	return 0;
 }
 

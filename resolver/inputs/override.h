@@ -30,6 +30,12 @@ struct override {
 	bool pending;                  /* --sync: a create not committed yet
 	                                  (its first close shares it): never
 	                                  in --state; a new value clears it */
+	/* The pending create replaced the run's unset of the name (an rm)
+	 * on this node only: undoing the create puts the unset back, and
+	 * --state meanwhile holds the unset, with its flag and stamp. */
+	bool over_unset;
+	bool unset_private;
+	struct override_stamp unset_stamp;
 };
 
 struct override_set {
@@ -53,6 +59,12 @@ int override_set_mark_private(struct override_set *ov, const char *backend,
  * -ENOENT when there is none. */
 int override_set_mark_pending(struct override_set *ov, const char *backend,
 			      const char *arch, const char *name, bool pending);
+/* Marks the override of name a pending create over the run's unset,
+ * whose private flag and stamp were unset_private and unset_stamp (see
+ * over_unset); returns 0, or -ENOENT when there is none. */
+int override_set_mark_pending_over_unset(struct override_set *ov, const char *backend,
+					 const char *arch, const char *name, bool unset_private,
+					 const struct override_stamp *unset_stamp);
 /* Sets the stamp of name's override; returns 0, or -ENOENT when there is
  * none. */
 int override_set_stamp(struct override_set *ov, const char *backend, const char *arch,

@@ -127,12 +127,16 @@ static int add_entry(struct strbuf *out, const struct override *o)
 int statefile_render(const struct override_set *ov, struct strbuf *out)
 {
 	const struct override **v = NULL;
-	size_t k, n = 0, start = out->len;
+	struct override *unsets = NULL;
+	size_t k, n = 0, nu = 0, start = out->len;
 	int err;
 
-	/* A pending create is not the run's yet (override.h). */
-	for (k = 0; k < ov->n; k++)
-		n += !ov->v[k].pending;
+	/* A pending create is not the run's yet (override.h); one over the
+	 * run's unset leaves the unset the run's. */
+	for (k = 0; k < ov->n; k++) {
+		n += !ov->v[k].pending || ov->v[k].over_unset;
+		nu += ov->v[k].pending && ov->v[k].over_unset;
+	}
 	if ((err = sb_addf(out, "# primus-envfs override state (docs/STATE.md). The mount rewrites\n"
 			   "# this file on every change; edit it only while nothing mounts it.\n"
 			   "version: %d\noverrides:%s\n", STATEFILE_VERSION,
@@ -140,15 +144,32 @@ int statefile_render(const struct override_set *ov, struct strbuf *out)
 		return err;
 	if (!n)
 		return 0;
-	if (!(v = malloc(n * sizeof(*v))))
+	if (!(v = malloc(n * sizeof(*v))) || (nu && !(unsets = malloc(nu * sizeof(*unsets))))) {
+		free(v);
 		return -ENOMEM;
-	for (k = 0, n = 0; k < ov->n; k++)
-		if (!ov->v[k].pending)
-			v[n++] = &ov->v[k];
+	}
+	for (k = 0, n = 0, nu = 0; k < ov->n; k++) {
+		const struct override *o = &ov->v[k];
+
+		if (!o->pending) {
+			v[n++] = o;
+		} else if (o->over_unset) {
+			struct override *u = &unsets[nu++];
+
+			*u = *o;
+			u->value = NULL;
+			u->value_len = 0;
+			u->private = o->unset_private;
+			u->stamp = o->unset_stamp;
+			u->pending = u->over_unset = false;
+			v[n++] = u;
+		}
+	}
 	qsort(v, n, sizeof(*v), ov_cmp);
 	for (k = 0; k < n && err == 0; k++)
 		err = add_entry(out, v[k]);
 	free(v);
+	free(unsets);
 	if (err == 0 && out->len - start > STATEFILE_LOAD_MAX)
 		err = -EFBIG;
 	return err;

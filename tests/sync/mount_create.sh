@@ -129,16 +129,7 @@ done
 # A first close etcd refuses (no member up: EIO, applied nowhere) leaves
 # no trace of the creation either: the file is gone on the writer too.
 etcd_kill 0
-"$PYTHON" - "$(node_dir 0)/ENVFS_NEW5" <<'PY' >"$TMP/down.out"
-import errno, os, sys
-fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
-os.write(fd, b"lost\n")
-try:
-    os.close(fd)
-    print("close ok")
-except OSError as e:
-    print("close " + errno.errorcode[e.errno])
-PY
+create_close "$(node_dir 0)/ENVFS_NEW5" lost >"$TMP/down.out"
 [ "$(cat "$TMP/down.out")" = "close EIO" ] || fail "the close with etcd down: $(cat "$TMP/down.out")"
 [ ! -e "$(node_dir 0)/ENVFS_NEW5" ] || fail "node 0 keeps the file whose first close failed: '$(node_read 0 ENVFS_NEW5)'"
 etcd_restart 0
@@ -148,5 +139,22 @@ node_wait_value 1 ENVFS_NEW6 after 20
 [ "$(key_field ENVFS_NEW5 version)" = "<none>" ] || fail "etcd has ENVFS_NEW5"
 node_status 0 >"$TMP/st.0"
 ! grep -q "^sync_local .*ENVFS_NEW5" "$TMP/st.0" || fail "node 0 lists ENVFS_NEW5: $(grep ^sync_local "$TMP/st.0")"
+
+# The same over a name the run has removed (rm records an unset, a key in
+# etcd): the create's first close fails, and the writer goes back to the
+# run's state, the name unset, not to a file of its own that no other
+# node has.
+rm "$(node_dir 0)/NCCL_DEBUG" || fail "rm NCCL_DEBUG"
+node_wait_value 1 NCCL_DEBUG "<absent>"
+etcd_kill 0
+create_close "$(node_dir 0)/NCCL_DEBUG" INFO >"$TMP/down2.out"
+[ "$(cat "$TMP/down2.out")" = "close EIO" ] || fail "the close over an unset name with etcd down: $(cat "$TMP/down2.out")"
+[ "$(node_read 0 NCCL_DEBUG)" = "<absent>" ] ||
+	fail "node 0 keeps NCCL_DEBUG as '$(node_read 0 NCCL_DEBUG)' after its create's first close failed (the run has it unset)"
+etcd_restart 0
+echo after2 >"$(node_dir 0)/ENVFS_NEW8"
+node_wait_value 1 ENVFS_NEW8 after2 20
+[ "$(node_read 0 NCCL_DEBUG)" = "<absent>" ] || fail "node 0 serves NCCL_DEBUG as '$(node_read 0 NCCL_DEBUG)'"
+[ "$(node_read 1 NCCL_DEBUG)" = "<absent>" ] || fail "node 1 serves NCCL_DEBUG as '$(node_read 1 NCCL_DEBUG)'"
 for i in 0 1; do node_umount "$i"; done
 echo "ok"

@@ -155,6 +155,21 @@ node_umount() {
 }
 
 # node_read I NAME: NAME's value on node I ("<absent>" when it has none).
+# create_close PATH DATA: creates PATH (O_CREAT|O_TRUNC), writes DATA and a
+# newline, closes it; prints "close ok" or "close ERRNO" (the close's).
+create_close() {
+	"$PYTHON" - "$1" "$2" <<'PY'
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+os.write(fd, sys.argv[2].encode() + b"\n")
+try:
+    os.close(fd)
+    print("close ok")
+except OSError as e:
+    print("close " + errno.errorcode[e.errno])
+PY
+}
+
 node_read() {
 	local v
 	if { IFS= read -r v <"$(node_dir "$1")/$2"; } 2>/dev/null; then

@@ -334,6 +334,40 @@ static void test_statefile__private_round_trips_and_old_files_load(void **state)
 	sb_release(&sb);
 }
 
+/* A pending create (--sync) is not the run's: --state leaves it out; one
+ * over the run's unset leaves the unset in, with its own flag. */
+static void test_statefile__pending_creates_are_left_out_but_not_the_unset_they_hide(void **state)
+{
+	struct override_stamp st = { .when_ms = 1000, .has_writer = true, .uid = 7, .pid = 8 };
+	struct override_set ov = { 0 }, back = { 0 };
+	struct strbuf sb = STRBUF_INIT;
+	const char *text;
+
+	(void)state;
+	put(&ov, "NEW", "", 0);
+	assert_int_equal(override_set_mark_pending(&ov, "maxtext", "gfx950", "NEW", true), 0);
+	put(&ov, "GONE", "", 0);
+	assert_int_equal(override_set_mark_private(&ov, "maxtext", "gfx950", "GONE", true), 0);
+	assert_int_equal(override_set_mark_pending_over_unset(&ov, "maxtext", "gfx950", "GONE",
+							      false, &st), 0);
+	assert_int_equal(statefile_render(&ov, &sb), 0);
+	text = sb_str(&sb);
+	assert_null(strstr(text, "\"NEW\""));
+	assert_non_null(strstr(text, "name: \"GONE\", unset: true}"));
+	round_trip(&ov, &back);
+	assert_int_equal(back.n, 1);
+	assert_null(override_set_find(&back, "maxtext", "gfx950", "GONE")->value);
+	assert_false(override_set_find(&back, "maxtext", "gfx950", "GONE")->private);
+	/* A value written over it is the run's again (its first close). */
+	put(&ov, "GONE", "v", 1);
+	assert_false(override_set_find(&ov, "maxtext", "gfx950", "GONE")->over_unset);
+	assert_int_equal(override_set_mark_pending_over_unset(&ov, "maxtext", "gfx950", "NONE",
+							      false, &st), -ENOENT);
+	override_set_release(&ov);
+	override_set_release(&back);
+	sb_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_statefile__private_round_trips_and_old_files_load),
 		cmocka_unit_test(test_statefile__any_byte_but_nul_round_trips_as_value_hex),
 		cmocka_unit_test(test_statefile__unsets_round_trip_and_output_is_sorted),
+		cmocka_unit_test(test_statefile__pending_creates_are_left_out_but_not_the_unset_they_hide),
 		cmocka_unit_test(test_statefile__empty_set_and_empty_file_load_as_nothing),
 		cmocka_unit_test(test_statefile__bad_documents_are_refused_whole_with_their_place),
 		cmocka_unit_test(test_statefile__values_longer_than_the_limit_are_refused),
