@@ -40,6 +40,20 @@ unsigned register_start_delay_ms(unsigned *seed)
 	return (unsigned)rand_r(seed) % REGISTER_START_SPREAD_MS;
 }
 
+unsigned register_put_spread_ms(unsigned nodes)
+{
+	uint64_t w = (uint64_t)nodes * REGISTER_SPREAD_PER_NODE_MS;
+
+	if (w < REGISTER_START_SPREAD_MS)
+		return REGISTER_START_SPREAD_MS;
+	return w > REGISTER_SPREAD_MAX_MS ? REGISTER_SPREAD_MAX_MS : (unsigned)w;
+}
+
+unsigned register_put_delay_ms(unsigned nodes, unsigned *seed)
+{
+	return (unsigned)rand_r(seed) % register_put_spread_ms(nodes);
+}
+
 unsigned register_seed(void)
 {
 	struct timespec t;

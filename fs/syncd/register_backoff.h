@@ -31,6 +31,17 @@ unsigned register_backoff_within_ms(unsigned failures, unsigned limit_ms, unsign
 /* The delay before a start's first call: uniform in
  * [0, REGISTER_START_SPREAD_MS). */
 unsigned register_start_delay_ms(unsigned *seed);
+/* The first record's put (the largest write of a start: 45 kB through
+ * raft at the shipped specs) spreads over a window that grows with the
+ * run's node count, so that a large job's mounts do not queue their
+ * records at etcd at once: REGISTER_START_SPREAD_MS up to 100 nodes,
+ * REGISTER_SPREAD_PER_NODE_MS a node beyond, at most
+ * REGISTER_SPREAD_MAX_MS (docs/SYNC.md). */
+#define REGISTER_SPREAD_PER_NODE_MS 10u
+#define REGISTER_SPREAD_MAX_MS 30000u
+unsigned register_put_spread_ms(unsigned nodes);
+/* Uniform in [0, register_put_spread_ms(nodes)). */
+unsigned register_put_delay_ms(unsigned nodes, unsigned *seed);
 /* A seed that differs between the threads and processes of one start. */
 unsigned register_seed(void);
 

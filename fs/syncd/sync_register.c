@@ -54,6 +54,8 @@ struct sync_register {
 	pthread_cond_t wake;
 	bool stop;
 	struct node_record_kvs pending;     /* built, not taken yet (n 0: none) */
+	unsigned nodes;                     /* the run's NNODES as the last record
+	                                       built saw it (0: not known) */
 	/* The thread's: the record taken and not put yet, and the one put
 	 * last. A put sends only the keys whose bytes differ from the last
 	 * one's (the lease keeps the others); a new lease or hold sends
@@ -386,13 +388,15 @@ static void *register_thread(void *arg)
 	 * put) and of the keepalives: each retry waits a random time from a
 	 * range that grows with them (register_backoff.h). */
 	unsigned failures = 0, ka_failures = 0, seed = register_seed();
-	bool reput = true;
+	const int64_t started = now_ms(CLOCK_MONOTONIC);
+	bool reput = true, spread = false;
 	size_t sent;
 	int err;
 
 	/* The mounts of a job start together: their first records (the
-	 * largest puts) spread over a second. */
-	retry_at = now_ms(CLOCK_MONOTONIC) + register_start_delay_ms(&seed);
+	 * largest puts) spread over a window that grows with the run's
+	 * nodes, drawn once the first record says how many there are. */
+	retry_at = INT64_MAX;
 	pthread_mutex_lock(&r->lock);
 	/* The lease of the start-up claim, renewed from when it was. */
 	lease = r->lease;
@@ -402,6 +406,11 @@ static void *register_thread(void *arg)
 	while (!r->stop) {
 		int64_t now = now_ms(CLOCK_MONOTONIC), wait_until;
 		struct timespec ts;
+
+		if (!spread && r->pending.n) {
+			retry_at = started + register_put_delay_ms(r->nodes, &seed);
+			spread = true;
+		}
 
 		/* A failure's retry is not due yet; the lease's renewal may
 		 * be (a cluster that times out every put may still answer
@@ -577,6 +586,29 @@ int sync_register_start(struct sync_register *r)
 	return 0;
 }
 
+/* The run's node count as e's directories say it (NNODES, the largest
+ * any says), or 0 when none does. */
+static unsigned nodes_of(const struct epoch *e)
+{
+	unsigned long n, most = 0;
+	size_t k;
+
+	for (k = 0; k < e->ndirs; k++) {
+		const struct snap_var *v = snapshot_find(e->dirs[k].snap, "NNODES", 6);
+		char buf[10], *end;
+
+		if (!v || !v->set || !v->value_len || v->value_len >= sizeof(buf) ||
+		    v->value[0] < '0' || v->value[0] > '9')
+			continue;
+		memcpy(buf, v->value, v->value_len);
+		buf[v->value_len] = '\0';
+		n = strtoul(buf, &end, 10);
+		if (!*end && n > most)
+			most = n;
+	}
+	return (unsigned)most;
+}
+
 void sync_register_publish(struct sync_register *r, const struct epoch *e, int64_t revision,
 			   const char *behind)
 {
@@ -614,6 +646,7 @@ void sync_register_publish(struct sync_register *r, const struct epoch *e, int64
 			node_record_kvs_free(&kvs);
 	}
 	pthread_mutex_lock(&r->lock);
+	r->nodes = nodes_of(e);
 	if (err < 0) {
 		/* Said once, not at every publish. */
 		if (!r->build_error[0])

@@ -200,7 +200,7 @@ static void *register_thread(void *arg)
 	int err;
 
 	be_a_node();
-	if (pause_ms(b, register_start_delay_ms(&seed)))
+	if (pause_ms(b, register_put_delay_ms((unsigned)b->n, &seed)))
 		return NULL;
 	retry_at = now_us() / 1000;
 	for (;;) {

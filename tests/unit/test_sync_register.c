@@ -96,6 +96,32 @@ static void test_start_delay(void **state)
 	assert_true(register_seed() != 0);
 }
 
+/* The first record's put spreads over a window that grows with the run's
+ * node count: a second up to 100 nodes, 10 ms a node beyond, at most
+ * 30 s; uniform within it. */
+static void test_put_delay_spreads_with_the_nodes(void **state)
+{
+	static const unsigned nodes[] = { 0, 1, 64, 100, 256, 1024, 100000 };
+	static const unsigned window[] = { 1000, 1000, 1000, 1000, 2560, 10240, 30000 };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		unsigned lo = ~0u, hi = 0, k;
+
+		assert_int_equal(register_put_spread_ms(nodes[i]), window[i]);
+		for (k = 0; k < 2000; k++) {
+			unsigned seed = 7919u * (k + 1), d = register_put_delay_ms(nodes[i], &seed);
+
+			assert_true(d < window[i]);
+			lo = d < lo ? d : lo;
+			hi = d > hi ? d : hi;
+		}
+		assert_true(lo < window[i] / 10);
+		assert_true(hi > window[i] - window[i] / 10);
+	}
+}
+
 /* ---- the start-up's retries ------------------------------------------ */
 
 static void test_start_retry_busy_within_budget(void **state)
@@ -526,6 +552,7 @@ int main(void)
 		cmocka_unit_test(test_backoff_grows_within_bounds),
 		cmocka_unit_test(test_backoff_jittered),
 		cmocka_unit_test(test_start_delay),
+		cmocka_unit_test(test_put_delay_spreads_with_the_nodes),
 		cmocka_unit_test(test_record_put_only_when_changed),
 		cmocka_unit_test(test_start_retry_busy_within_budget),
 		cmocka_unit_test(test_start_retry_not_busy_fails_at_once),
