@@ -108,7 +108,7 @@ END {
 		for (r = 1; r <= rows; r++) printf " %10s", v[r, key]
 		for (r = 2; r <= rows; r++)
 			printf "   %*.2f", length("x" v[r, "nodes"] "/" v[1, "nodes"]),
-			       v[1, key] > 0 ? v[r, key] / v[1, key] : 0
+			       (v[1, key] > 0 ? v[r, key] / v[1, key] : 0)
 		printf "\n"
 	}
 	printf "%-22s", "nodes ratio"
