@@ -123,10 +123,11 @@ int etcd_client_new(struct etcd_client **out, const char *endpoints,
  * for another thread. Caller-owned: etcd_client_free(). */
 int etcd_client_dup(struct etcd_client **out, const struct etcd_client *c);
 
-/* dst's next call starts at the endpoint src is at now. A client kept for
- * the calls that follow a failure of another's (the fence move after a
- * commit lost its answer) must not spend its bound first on the member
- * that other client just left. Not while a call runs on either. */
+/* dst's next call starts at the endpoint after the one src's last call
+ * tried first. A client kept for the calls that follow a failure of
+ * another's (the fence move after a commit lost its answer) must not
+ * spend its bound first on the member that held that call up. Not while a
+ * call runs on either. */
 void etcd_client_follow(struct etcd_client *dst, const struct etcd_client *src);
 
 /* Frees c and wipes the password and token it held. NULL is a no-op. */

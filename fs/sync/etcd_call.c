@@ -104,6 +104,7 @@ int conn_call(struct etcd_client *c, const struct etcd_req *rq,
 
 	if (reply)
 		*reply = NULL;
+	c->call_first = c->cur;
 	for (;;) {
 		struct etcd_attempt at = { .err = 0, .action = ERR_FINAL, .why = STRBUF_INIT };
 		int64_t left = deadline - conn_now_ms();

@@ -216,8 +216,11 @@ int etcd_client_dup(struct etcd_client **out, const struct etcd_client *c)
 
 void etcd_client_follow(struct etcd_client *dst, const struct etcd_client *src)
 {
-	if (dst->nep == src->nep)
-		dst->cur = src->cur;
+	/* Not src->cur: after a whole round that failed (a stopped leader,
+	 * followers that wait for an election) that is back at the member
+	 * the call tried first, the one that held it up. */
+	if (dst->nep == src->nep && src->nep)
+		dst->cur = (src->call_first + 1) % src->nep;
 }
 
 void etcd_client_free(struct etcd_client *c)

@@ -113,6 +113,7 @@ struct etcd_client {
 	struct etcd_ep ep[ETCD_MAX_ENDPOINTS];
 	size_t nep;
 	size_t cur;                /* the endpoint in use */
+	size_t call_first;         /* the one the last call tried first */
 	char *list;                /* the endpoints as given, for dup */
 	unsigned attempt_ms, total_ms, probe_ms;
 	char *ca, *cert, *key, *user, *password;

@@ -299,7 +299,8 @@ struct envfs_sync_api {
 	int (*range_read)(struct etcd_client *c, const struct etcd_range_req *rq,
 	                  struct etcd_range *out);
 
-	/* etcd_client_follow(): dst's next call starts where src is now. */
+	/* etcd_client_follow(): dst's next call starts after the endpoint
+	 * src's last call tried first. */
 	void (*follow)(struct etcd_client *dst, const struct etcd_client *src);
 };
 

@@ -101,8 +101,9 @@ static int lost(struct syncd *sd, const char *backend, const char *arch,
 		syncd_set_error(sd, "commit", msg);
 		return -EIO;
 	}
-	/* The commit's client has left the member that did not answer; the
-	 * move spends its bound from there, not on that member again. */
+	/* The member the commit tried first held it up: the move starts at
+	 * the next one, not there again (a stopped leader takes a whole
+	 * attempt's time to say nothing). */
 	sd->api->follow(shutting ? sd->scli : sd->fcli, sd->cli);
 	if ((r = syncd_fence_move(sd, shutting ? sd->scli : sd->fcli, token, rev)) == 1)
 		return 1;

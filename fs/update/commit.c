@@ -432,7 +432,9 @@ int commit_uncreate(struct envfs *fs, const struct hist_writer *who, const char 
 		ch.stamp = &unset_stamp;
 	}
 	pthread_mutex_unlock(&fs->ov_lock);
-	/* Another node's value (an O_EXCL close that lost) stays. */
+	/* Another node's value (an O_EXCL close that lost) stays. Over an
+	 * unset the key is there by definition: the unset comes back, and a
+	 * value another node put over it meanwhile comes with the watch. */
 	if (pending && (over_unset || !fs->sync_hooks->key_present(fs->sync, backend, arch, name))) {
 		e = epoch_current(&fs->state);
 		if (epoch_find_dir(e, backend, arch))

@@ -31,8 +31,8 @@ struct override {
 	                                  (its first close shares it): never
 	                                  in --state; a new value clears it */
 	/* The pending create replaced the run's unset of the name (an rm)
-	 * on this node only: undoing the create puts the unset back, and
-	 * --state meanwhile holds the unset, with its flag and stamp. */
+	 * on this node only: undoing the create puts the unset back, with
+	 * its flag and stamp, and --state meanwhile holds the unset. */
 	bool over_unset;
 	bool unset_private;
 	struct override_stamp unset_stamp;

@@ -160,7 +160,6 @@ int statefile_render(const struct override_set *ov, struct strbuf *out)
 			u->value = NULL;
 			u->value_len = 0;
 			u->private = o->unset_private;
-			u->stamp = o->unset_stamp;
 			u->pending = u->over_unset = false;
 			v[n++] = u;
 		}

@@ -60,7 +60,7 @@ static void usage(void)
 	      "  watch PREFIX REV N [SECONDS], stream PREFIX COUNT [INTERVAL_MS],\n"
 	      "  bench N, health, status, connect, sleep MS, stats, endpoint,\n"
 	      "  twin (a dup of the client, made now), follow (the twin starts its next\n"
-	      "  call where the client is), twin-endpoint\n", stderr);
+	      "  call after the endpoint the client's last call tried first), twin-endpoint\n", stderr);
 	exit(2);
 }
 

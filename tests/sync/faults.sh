@@ -58,6 +58,14 @@ DRV_ENDPOINTS=$(etcd_endpoints $order) drv twin : put /st/follow yes : twin-endp
 [ "$(sed -n 3p "$TMP/follow.out")" != "$(etcd_endpoint "$s")" ] &&
 	[ "$(sed -n 3p "$TMP/follow.out")" = "$(sed -n 4p "$TMP/follow.out")" ] ||
 	fail "after follow, the twin is not where the client moved to: $(cat "$TMP/follow.out")"
+# After a call that failed over every endpoint (the stopped member first,
+# then two that refuse), the twin does not start at the stopped member:
+# it starts after the member the call tried first.
+DRV_ENDPOINTS="$(etcd_endpoint "$s"),127.0.0.1:1,127.0.0.1:2" drv --attempt-ms 300 --total-ms 1000 \
+	twin : put /st/none x : follow : twin-endpoint >"$TMP/follow2.out" 2>&1 || true
+grep -q '^error ' "$TMP/follow2.out" || fail "a put with no member answering: $(cat "$TMP/follow2.out")"
+[ "$(tail -1 "$TMP/follow2.out")" = "127.0.0.1:1" ] ||
+	fail "after a failed round, the twin does not start after the member tried first: $(cat "$TMP/follow2.out")"
 wait "$wpid" || fail "watch with a stopped member: $(cat "$TMP/st.watch")"
 grep -q "^ev $r PUT /st/seen " "$TMP/st.watch" || fail "the watch missed a put: $(cat "$TMP/st.watch")"
 etcd_cont "$s"
