@@ -100,8 +100,11 @@ static int ov_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->name, y->name);
 }
 
+/* A pending create reaches here only over the run's unset
+ * (statefile_render): the entry is that unset, with its own flag. */
 static int add_entry(struct strbuf *out, const struct override *o)
 {
+	bool unset = o->pending || !o->value, private = o->pending ? o->unset_private : o->private;
 	int err;
 
 	if ((err = sb_adds(out, "  - {backend: ")) < 0 ||
@@ -111,7 +114,7 @@ static int add_entry(struct strbuf *out, const struct override *o)
 	    (err = sb_adds(out, ", name: ")) < 0 ||
 	    (err = add_quoted(out, o->name, strlen(o->name))) < 0)
 		return err;
-	if (!o->value)
+	if (unset)
 		err = sb_adds(out, ", unset: true");
 	else if (utf8_valid(o->value, o->value_len))
 		err = sb_adds(out, ", value: ") < 0 ? -ENOMEM :
@@ -119,7 +122,7 @@ static int add_entry(struct strbuf *out, const struct override *o)
 	else
 		err = sb_adds(out, ", value_hex: ") < 0 ? -ENOMEM :
 		      add_hex(out, o->value, o->value_len);
-	if (err == 0 && o->private)
+	if (err == 0 && private)
 		err = sb_adds(out, ", private: true");
 	return err < 0 ? err : sb_adds(out, "}\n");
 }
@@ -127,16 +130,13 @@ static int add_entry(struct strbuf *out, const struct override *o)
 int statefile_render(const struct override_set *ov, struct strbuf *out)
 {
 	const struct override **v = NULL;
-	struct override *unsets = NULL;
-	size_t k, n = 0, nu = 0, start = out->len;
+	size_t k, n = 0, start = out->len;
 	int err;
 
 	/* A pending create is not the run's yet (override.h); one over the
 	 * run's unset leaves the unset the run's. */
-	for (k = 0; k < ov->n; k++) {
+	for (k = 0; k < ov->n; k++)
 		n += !ov->v[k].pending || ov->v[k].over_unset;
-		nu += ov->v[k].pending && ov->v[k].over_unset;
-	}
 	if ((err = sb_addf(out, "# primus-envfs override state (docs/STATE.md). The mount rewrites\n"
 			   "# this file on every change; edit it only while nothing mounts it.\n"
 			   "version: %d\noverrides:%s\n", STATEFILE_VERSION,
@@ -144,31 +144,15 @@ int statefile_render(const struct override_set *ov, struct strbuf *out)
 		return err;
 	if (!n)
 		return 0;
-	if (!(v = malloc(n * sizeof(*v))) || (nu && !(unsets = malloc(nu * sizeof(*unsets))))) {
-		free(v);
+	if (!(v = malloc(n * sizeof(*v))))
 		return -ENOMEM;
-	}
-	for (k = 0, n = 0, nu = 0; k < ov->n; k++) {
-		const struct override *o = &ov->v[k];
-
-		if (!o->pending) {
-			v[n++] = o;
-		} else if (o->over_unset) {
-			struct override *u = &unsets[nu++];
-
-			*u = *o;
-			u->value = NULL;
-			u->value_len = 0;
-			u->private = o->unset_private;
-			u->pending = u->over_unset = false;
-			v[n++] = u;
-		}
-	}
+	for (k = 0, n = 0; k < ov->n; k++)
+		if (!ov->v[k].pending || ov->v[k].over_unset)
+			v[n++] = &ov->v[k];
 	qsort(v, n, sizeof(*v), ov_cmp);
 	for (k = 0; k < n && err == 0; k++)
 		err = add_entry(out, v[k]);
 	free(v);
-	free(unsets);
 	if (err == 0 && out->len - start > STATEFILE_LOAD_MAX)
 		err = -EFBIG;
 	return err;
