@@ -82,7 +82,7 @@ static void name_lost(struct syncd *sd)
 	snprintf(msg, sizeof(msg), "this mount does not hold its node name %s now (its lease "
 		 "ran out while it was stopped or cut off from etcd, and another mount may "
 		 "hold it): the write is applied nowhere", sd->so->node);
-	syncd_set_error(sd, "commit", msg);
+	syncd_set_error_unheld(sd, "commit", msg, sync_register_hold(sd->reg));
 }
 
 /* The txn of token got no answer (err): 1 when it applied after all (at

@@ -119,6 +119,11 @@ struct syncd {
 	char endpoint[128];                  /* the watch's endpoint */
 	char commit_endpoint[128];           /* the commits' */
 	char last_error[512];
+	/* last_error says this mount does not hold its node name, and the
+	 * hold it compared then (0: none); status stops saying it once the
+	 * register holds the name under another. */
+	bool last_error_unheld;
+	int64_t last_error_hold;
 	char stalled[768];                   /* why the node stopped applying;
 	                                        "": it applies */
 	bool apply_stalled;                  /* the applier's stall, else the
@@ -136,6 +141,10 @@ struct syncd {
 
 /* The last error, "what: msg", one line (status' sync_last_error). */
 void syncd_set_error(struct syncd *sd, const char *what, const char *msg);
+/* The same for an error that holds only while this mount does not hold
+ * its node name (hold: the hold compared, 0 when none): status says
+ * "none" once the name is this mount's again. */
+void syncd_set_error_unheld(struct syncd *sd, const char *what, const char *msg, int64_t hold);
 /* Says that the node stopped applying (why, one line) or applies again
  * (why NULL): status' sync_stalled line, one line in the log at each
  * change, the node record's "behind". apply: the applier's stall (key:

@@ -15,11 +15,14 @@
 #include "syncd_internal.h"
 #include "text.h"
 
-void syncd_set_error(struct syncd *sd, const char *what, const char *msg)
+static void set_error(struct syncd *sd, const char *what, const char *msg, bool unheld,
+		      int64_t hold)
 {
 	size_t n = strlen(what);
 
 	pthread_mutex_lock(&sd->lock);
+	sd->last_error_unheld = unheld;
+	sd->last_error_hold = hold;
 	/* Cut to fit: the start of a message says the most. */
 	snprintf(sd->last_error, sizeof(sd->last_error), "%s: ", what);
 	if (n + 2 < sizeof(sd->last_error))
@@ -27,6 +30,16 @@ void syncd_set_error(struct syncd *sd, const char *what, const char *msg)
 	/* One line in status. */
 	sd->last_error[strcspn(sd->last_error, "\n")] = '\0';
 	pthread_mutex_unlock(&sd->lock);
+}
+
+void syncd_set_error(struct syncd *sd, const char *what, const char *msg)
+{
+	set_error(sd, what, msg, false, 0);
+}
+
+void syncd_set_error_unheld(struct syncd *sd, const char *what, const char *msg, int64_t hold)
+{
+	set_error(sd, what, msg, true, hold);
 }
 
 bool syncd_set_stalled(struct syncd *sd, bool apply, const char *key, const char *why)

@@ -19,6 +19,18 @@ static bool node_scoped(const struct epoch *e, const struct override *o)
 	return v && v->node;
 }
 
+/* sd->last_error as status shows it (under sd->lock): a mount that lost
+ * its node name and holds it again (a new hold: a later claim) no longer
+ * says that it does not; a later error replaces the message anyway. */
+static const char *last_error(const struct syncd *sd)
+{
+	int64_t hold = sd->reg ? sync_register_hold(sd->reg) : 0;
+
+	if (sd->last_error_unheld && hold && hold != sd->last_error_hold)
+		return "none";
+	return sd->last_error;
+}
+
 int syncd_status(struct syncd *sd, struct strbuf *out)
 {
 	struct envfs *fs = sd->fs;
@@ -44,7 +56,7 @@ int syncd_status(struct syncd *sd, struct strbuf *out)
 		    sb_adds(out, "sync_last_applied: never\n"))) < 0 ||
 	    (err = sb_addf(out, "sync_resyncs: %llu\n", (unsigned long long)sd->nresyncs)) < 0 ||
 	    (err = sb_addf(out, "sync_stalled: %s\n", sd->stalled[0] ? sd->stalled : "no")) < 0 ||
-	    (err = sb_addf(out, "sync_last_error: %s\n", sd->last_error)) < 0)
+	    (err = sb_addf(out, "sync_last_error: %s\n", last_error(sd))) < 0)
 		goto out;
 	/* A write that got ETIMEDOUT and may still be applied. */
 	for (i = 0; sd->unknown && i < sd->unknown->n && err == 0; i++) {

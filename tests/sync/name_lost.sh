@@ -49,6 +49,21 @@ grep -q 'not applied on any node.*does not hold its node name node0' "$TMP/set.e
 # The holder's writes go on.
 py_errno "put('$(node_dir 1)/NCCL_DEBUG', 'TRACE\n')" | grep >/dev/null -x ok || fail "the holder's write"
 ectl get "$ov/NCCL_DEBUG" --print-value-only | grep -q TRACE || fail "the holder's write is not in etcd"
+# The holder leaves: node 0 takes its name back (its registration asks
+# again, at most every 8 s; a hang guard on the event). From then on its
+# status no longer says it does not hold the name, and it writes again.
 node_umount 1
+hold="/primus-envfs/runs/$RUN/node-names/node0"
+for t in $(seq 1 $((600 * NODE_WAIT_SCALE))); do
+	ectl get "$hold" --print-value-only | grep -q "mount=$(node_mnt 0)\$" && break
+	sleep 0.05
+done
+ectl get "$hold" --print-value-only | grep -q "mount=$(node_mnt 0)\$" ||
+	fail "node 0 did not take its name back: $(ectl get "$hold" --print-value-only)"
+! node_status 0 | grep '^sync_last_error:.*does not hold its node name' ||
+	fail "node 0 holds its name again, yet status says it does not"
+py_errno "put('$(node_dir 0)/NCCL_DEBUG', 'VERSION\n')" | grep >/dev/null -x ok ||
+	fail "node 0's write once it holds its name again"
+ectl get "$ov/NCCL_DEBUG" --print-value-only | grep -q VERSION || fail "node 0's write is not in etcd"
 node_umount 0
 echo "name_lost: all checks passed"
