@@ -143,6 +143,35 @@ static void mount_secrets(const char *dir, struct rr_doc *d)
 	}
 }
 
+/* Whether mnt is a mount with the directory dir (BACKEND/ARCH): 0, or
+ * -ENOENT said on stderr as set says it (the path alone would leave the
+ * user to find which part is missing). */
+static int mount_has(const char *mnt, const char *dir, const char *backend, const char *arch)
+{
+	struct strbuf m = STRBUF_INIT, b = STRBUF_INIT, r = STRBUF_INIT, st_path = STRBUF_INIT;
+	struct stat st;
+	int err = 0;
+
+	text_escape(&m, mnt, strlen(mnt));
+	if (sb_addf(&st_path, "%s/status", mnt) == 0 &&
+	    (stat(sb_str(&st_path), &st) < 0 || !S_ISREG(st.st_mode))) {
+		fprintf(stderr, "primus-envfs: diff: mount:%s: not a primus-envfs mount (no status "
+			"file)\n", sb_str(&m));
+		err = -ENOENT;
+	} else if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		text_escape(&b, backend, strlen(backend));
+		text_escape(&r, arch, strlen(arch));
+		fprintf(stderr, "primus-envfs: diff: mount:%s: no directory %s/%s\n", sb_str(&m),
+			sb_str(&b), sb_str(&r));
+		err = -ENOENT;
+	}
+	sb_release(&m);
+	sb_release(&b);
+	sb_release(&r);
+	sb_release(&st_path);
+	return err;
+}
+
 static int side_from_mount(const char *mnt, const char *backend, const char *arch,
 			   struct side *s)
 {
@@ -153,6 +182,9 @@ static int side_from_mount(const char *mnt, const char *backend, const char *arc
 		dir = NULL;
 		goto out;
 	}
+	if ((err = mount_has(mnt, dir, backend, arch)) < 0)
+		goto out;
+	err = -ENOMEM;
 	if (asprintf(&path, "%s/record", dir) < 0) {
 		path = NULL;
 		goto out;

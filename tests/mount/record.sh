@@ -51,6 +51,18 @@ set -e
 [ "$rc" -eq 0 ] || fail "a mount against itself exited $rc: $(cat "$TMP/self")"
 grep -qx 'same HF_TOKEN: secret, the same' "$TMP/self" || fail "secret vs itself: $(cat "$TMP/self")"
 ! grep -q -e tok-one -e tok-two "$TMP/after" "$TMP/self" || fail "a diff printed the secret"
+# A mount side that is no mount, or a directory the mount does not have,
+# is named as such (exit 2: a side cannot be read), as set names them.
+diff_err() { # diff_err WANT ARGS...: exit 2 and a message matching WANT
+	local want=$1 rc=0
+	shift
+	"$ENVFS_BIN" diff "$@" >"$TMP/derr.out" 2>"$TMP/derr" || rc=$?
+	[ "$rc" -eq 2 ] && grep -q -- "$want" "$TMP/derr" ||
+		fail "diff $*: exit $rc, want 2 and '$want': $(cat "$TMP/derr")"
+}
+diff_err "mount:$TMP: not a primus-envfs mount (no status file)" "mount:$TMP" "mount:$MNT" -b maxtext -a gfx950
+diff_err "mount:$MNT: no directory nosuch/gfx950" "mount:$MNT" "mount:$MNT" -b nosuch -a gfx950
+diff_err "mount:$MNT: no directory maxtext/gfx1" "record:$TMP/before.json" "mount:$MNT" -a gfx1
 envfs_umount
 
 # The record names the bytes each input was loaded from: the config's
