@@ -179,7 +179,7 @@ int procfd_holds(pid_t pid, dev_t dev, unsigned long long ino, int accmode)
 	while ((de = readdir(d))) {
 		unsigned long long fino = 0;
 		int flags = 0, mnt_id = -1, r;
-		struct find_id f;
+		struct find_id f = { 0 };
 
 		if (de->d_name[0] == '.')
 			continue;
