@@ -29,7 +29,8 @@ static const struct cli_cmd cmd = {
 	"hash of one) is in it. 'primus-envfs diff record:FILE ...' compares with it.\n"
 	"\n"
 	CLI_DIR_HELP
-	"  -o, --output FILE       write to FILE (replaced atomically); - or none: stdout\n"
+	"  -o, --output FILE       write to FILE (a regular file is replaced atomically,\n"
+	"                          a device or FIFO written into); - or none: stdout\n"
 	"  -h, --help              print this help\n"
 	"\n"
 	"Exit status: 0 written (an environment with errors is recorded too: the\n"
@@ -95,6 +96,48 @@ out:
 	return err;
 }
 
+/* Writes data into path as a shell's > would: for a FILE that is no
+ * regular file (a device, a FIFO) or a link whose target is missing. */
+static int write_into(const char *path, const char *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = fd_write_all(fd, data, len);
+	if (close(fd) < 0 && err == 0)
+		err = -errno;
+	return err;
+}
+
+/* -o FILE: a regular file (or a link to one) is replaced atomically, the
+ * link kept and its target replaced, as the state file is; anything else
+ * is written into, so `-o /dev/null` or a FIFO works as with > and is
+ * never replaced by a regular file. */
+static int write_output(const char *path, const char *data, size_t len)
+{
+	struct stat st;
+	char *real;
+	int err;
+
+	if (stat(path, &st) < 0) {
+		if (errno != ENOENT)
+			return -errno;
+		/* Missing: created atomically, or through a dangling link. */
+		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+			return write_into(path, data, len);
+		return write_atomic(path, data, len);
+	}
+	if (!S_ISREG(st.st_mode))
+		return write_into(path, data, len);
+	if (!(real = realpath(path, NULL)))
+		return -errno;
+	err = write_atomic(real, data, len);
+	free(real);
+	return err;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct cli_args a;
@@ -116,7 +159,7 @@ int cmd_record(int argc, char **argv)
 	if (!a.output || !strcmp(a.output, "-"))
 		err = fd_write_all(STDOUT_FILENO, out.buf, out.len);
 	else
-		err = write_atomic(a.output, out.buf, out.len);
+		err = write_output(a.output, out.buf, out.len);
 	if (err < 0) {
 		fprintf(stderr, "primus-envfs: record: %s: %s\n",
 			a.output && strcmp(a.output, "-") ? a.output : "stdout", strerror(-err));

@@ -97,6 +97,33 @@ valid record "$TMP/run.json" "the record"
 ls "$TMP" | grep >/dev/null 'run.json.' && fail "record left its temporary file"
 clean "$ENVFS_BIN" resolve $DIR --config a.yaml --inherit img.env --format record >"$TMP/run2.json"
 cmp -s "$TMP/run.json" "$TMP/run2.json" || fail "record -o and resolve --format record differ"
+# -o FILE that is not a regular file is written into, as a shell's > does:
+# a device stays a device (record -o /dev/null must not replace it), a FIFO
+# gets the record, a symbolic link stays and its target is replaced.
+mkdir "$TMP/o"
+mknod -m 666 "$TMP/o/null" c 1 3
+mkfifo "$TMP/o/fifo"
+echo old >"$TMP/o/real.json"
+ln -s real.json "$TMP/o/link.json"
+ln -s gone.json "$TMP/o/dangling.json"
+clean "$ENVFS_BIN" record $DIR --config a.yaml --inherit img.env -o "$TMP/o/null" ||
+	fail "record -o a device exited $?"
+[ -c "$TMP/o/null" ] || fail "record -o a character device replaced it: $(ls -l "$TMP/o/null")"
+timeout 60 cat "$TMP/o/fifo" >"$TMP/o/fifo.out" &
+clean "$ENVFS_BIN" record $DIR --config a.yaml --inherit img.env -o "$TMP/o/fifo" ||
+	fail "record -o a FIFO exited $?"
+wait $!
+[ -p "$TMP/o/fifo" ] || fail "record -o a FIFO replaced it"
+cmp -s "$TMP/o/fifo.out" "$TMP/run.json" || fail "the FIFO's reader did not get the record"
+clean "$ENVFS_BIN" record $DIR --config a.yaml --inherit img.env -o "$TMP/o/link.json" ||
+	fail "record -o a symbolic link exited $?"
+[ -L "$TMP/o/link.json" ] || fail "record -o a symbolic link replaced the link"
+cmp -s "$TMP/o/real.json" "$TMP/run.json" || fail "record -o a symbolic link left its target"
+clean "$ENVFS_BIN" record $DIR --config a.yaml --inherit img.env -o "$TMP/o/dangling.json" ||
+	fail "record -o a dangling link exited $?"
+[ -L "$TMP/o/dangling.json" ] && cmp -s "$TMP/o/gone.json" "$TMP/run.json" ||
+	fail "record -o a dangling link did not create its target"
+ls "$TMP/o" | grep >/dev/null '\.json\.' && fail "record left a temporary file in $TMP/o"
 digest=$(clean "$ENVFS_BIN" resolve $DIR --config a.yaml --inherit img.env --format digest)
 "$PYTHON" - "$TMP/run.json" "$digest" "$(sha256sum <a.yaml | cut -d' ' -f1)" \
 	"$(sha256sum <img.env | cut -d' ' -f1)" <<'PY' || fail "record content"
