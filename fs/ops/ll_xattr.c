@@ -42,7 +42,8 @@ static const char *xattr_value(const struct snap_var *v, int which)
 	case XA_EXPORTED:
 		return v->exported ? "1" : "0";
 	case XA_EFFECTIVE:
-		return v->is_flags ? v->effective : NULL;
+		/* Every token of a secret flag list is part of its value. */
+		return v->is_flags && !v->secret ? v->effective : NULL;
 	}
 	return NULL;
 }

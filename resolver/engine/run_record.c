@@ -92,6 +92,23 @@ static int add_shadowed(struct strbuf *out, const char *s)
 	return sb_addc(out, ']');
 }
 
+/* A secret flag list's token as explain shows it: a flag's value is
+ * NAME=<redacted>, a flag without one (a switch) is its name. */
+static int add_token(struct strbuf *out, const struct snap_var *v, const char *tok)
+{
+	const char *eq = strchr(tok, '=');
+	struct strbuf t = STRBUF_INIT;
+	int err;
+
+	if (!v->secret || !eq)
+		return json_add_field(out, false, "token", tok, strlen(tok));
+	if ((err = sb_add(&t, tok, (size_t)(eq - tok))) == 0 &&
+	    (err = sb_adds(&t, "=<redacted>")) == 0)
+		err = json_add_field(out, false, "token", t.buf, t.len);
+	sb_release(&t);
+	return err;
+}
+
 static int add_flags(struct strbuf *out, const struct snap_var *v)
 {
 	uint32_t i;
@@ -104,7 +121,7 @@ static int add_flags(struct strbuf *out, const struct snap_var *v)
 
 		if ((i && (err = sb_addc(out, ',')) < 0) ||
 		    (err = sb_adds(out, "{\"flag\":")) < 0 || (err = add_str(out, f->key)) < 0 ||
-		    (err = json_add_field(out, false, "token", f->token, strlen(f->token))) < 0 ||
+		    (err = add_token(out, v, f->token)) < 0 ||
 		    (err = sb_adds(out, ",\"layer\":")) < 0 ||
 		    (err = add_str(out, layer_name(f->layer))) < 0 ||
 		    (err = sb_addc(out, '}')) < 0)

@@ -40,4 +40,18 @@ done
 [ "$(mode_of "$dir/digest")" = 444 ] || fail "digest: mode $(mode_of "$dir/digest")"
 ! grep -q 'hunter2\|pin-a' "$MNT/status" || fail "status holds a secret's value"
 envfs_umount
+
+# A secret flag list: XLA_FLAGS marked secret holds its tokens' values
+# nowhere a non-owner reads: not in the record (0444; a token with a value
+# is NAME=<redacted>, as explain shows it), not in user.primus.effective.
+printf 'env:\n  XLA_FLAGS_APPEND: "--xla_dump_to=/tmp/SEKRETPATH"\n' >"$TMP/xs.yaml"
+envfs_mount --specs "$ENVFS_SPECS" --config "$TMP/xs.yaml" --secret 'XLA_FLAGS*'
+[ "$(mode_of "$dir/XLA_FLAGS")" = 600 ] || fail "XLA_FLAGS: mode $(mode_of "$dir/XLA_FLAGS")"
+grep -q SEKRETPATH "$dir/XLA_FLAGS" || fail "XLA_FLAGS does not read its value to its owner"
+! grep -q SEKRETPATH "$dir/record" || fail "the record holds a secret flag list's value"
+grep -q '"token":"--xla_dump_to=<redacted>"' "$dir/record" ||
+	fail "the record does not name the secret flag list's flag"
+! getfattr --only-values -n user.primus.effective "$dir/XLA_FLAGS" 2>/dev/null | grep -q SEKRETPATH ||
+	fail "user.primus.effective shows a secret flag list's value"
+envfs_umount
 echo ok
