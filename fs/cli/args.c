@@ -1,5 +1,6 @@
 /* cli_parse: one getopt_long loop for every command that prints or runs;
  * see args.h. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -114,9 +115,18 @@ static bool ambiguous(const struct option *longopts, const char *name, size_t n)
 	return hits > 1;
 }
 
+static const char *long_name(const struct option *longopts, int c)
+{
+	for (; longopts && longopts->name; longopts++)
+		if (!longopts->flag && longopts->val == c)
+			return longopts->name;
+	return NULL;
+}
+
 static void refusal(char *msg, size_t size, int c, char *const *argv,
 		    const struct option *longopts)
 {
+	const char *name;
 	const char *a = argv[optind - 1] ? argv[optind - 1] : "";
 	int n = (int)strcspn(a, "=");
 	bool is_long = !strncmp(a, "--", 2);
@@ -131,6 +141,11 @@ static void refusal(char *msg, size_t size, int c, char *const *argv,
 		snprintf(msg, size, "option '%.*s' is ambiguous", n, a);
 	else if (is_long)
 		snprintf(msg, size, "unrecognized option '%.*s'", n, a);
+	else if (c != '?' && (c < 0 || c > 255 || !isgraph(c)) &&
+		 (name = long_name(longopts, c)))
+		/* A long-only option of another command whose value getopt took
+		 * as the next word: argv names the value, its key is no character. */
+		snprintf(msg, size, "unrecognized option '--%s'", name);
 	else
 		snprintf(msg, size, "unrecognized option '-%c'", c == '?' ? optopt : c);
 }

@@ -96,6 +96,10 @@ usage "'--force' takes no argument" resolve --force=yes -b maxtext -a gfx950
 usage "'--force'" check --force
 usage "'--quiet'" resolve --quiet -b maxtext -a gfx950
 usage "'-b'" list -b maxtext
+# a long option of another command with its value as the next word is
+# named by its name (it printed the option's key as a control character)
+usage "unrecognized option '--format'" record -b maxtext -a gfx950 --format json
+usage "unrecognized option '--mount'" list --mount /mnt
 usage "stray" resolve -b maxtext -a gfx950 stray
 usage "-b BACKEND and -a ARCH are required" resolve -b maxtext
 usage "-b BACKEND and -a ARCH are required" exec -a gfx950 -- true
