@@ -56,7 +56,7 @@ enum diag_sev { DIAG_INFO = 0, DIAG_WARNING = 1, DIAG_ERROR = 2 };
 	X(DC_ENV_FILE_NAME,       204, DIAG_ERROR,   "an env-file line that names no variable") \
 	X(DC_ENVIRON_ENTRY,       205, DIAG_ERROR,   "an environ entry that is not NAME=value") \
 	X(DC_IMAGE_TOO_LARGE,     206, DIAG_ERROR,   "an inherited file too large to be an environment") \
-	X(DC_CLI_ENV_FORMAT,      207, DIAG_ERROR,   "a --env that is not NAME=VALUE") \
+	X(DC_CLI_ENV_FORMAT,      207, DIAG_ERROR,   "a --env that is not NAME=VALUE, or an --env-file name no shell can export") \
 	X(DC_CLI_SECRET_INLINE,   208, DIAG_WARNING, "a secret given inline on the command line") \
 	X(DC_SLURM_NO_NODELIST,   209, DIAG_WARNING, "under Slurm, SLURM_NODELIST is not set, so MASTER_ADDR is not derived") \
 	X(DC_SLURM_BAD_NODELIST,  210, DIAG_WARNING, "SLURM_NODELIST is not a Slurm host list, so MASTER_ADDR is not derived") \

@@ -130,6 +130,14 @@ if [ "${ENVFS_HAS_MOUNT:-1}" = 1 ]; then
 	usage "missing MOUNTPOINT" --config "$ENVFS_FIXTURES/mount/exp.yaml"
 	usage "unexpected argument 'c'" a b c
 fi
+# a name no shell can export in an --env-file is named with its file and
+# line (it said "--env: expected NAME=VALUE", no file, an option not given)
+printf 'GOOD=1\nA.B=1\n' >"$TMP/badname.env"
+run "$TMP/bn.out" "$TMP/bn.err" clean "$ENVFS_BIN" check --env-file "$TMP/badname.env" -b maxtext -a gfx950
+[ "$rc" -eq 2 ] || fail "check of an --env-file with a bad name: exit $rc, want 2"
+grep -qF "/badname.env:2: error: 'A.B' is not a variable name" "$TMP/bn.out" "$TMP/bn.err" ||
+	{ cat "$TMP/bn.out" "$TMP/bn.err"; fail "a bad name in an --env-file is not named with its file and line"; }
+grep -q -- '--env:' "$TMP/bn.out" "$TMP/bn.err" && fail "a bad name in an --env-file is blamed on --env"
 # the value given to an unknown option is not echoed
 grep -q 'secret-looking' "$TMP"/u.*.err && fail "an error line echoed an option's value"
 
