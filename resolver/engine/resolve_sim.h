@@ -55,6 +55,9 @@ struct rec {
 	uint32_t next;                /* the variable's next record */
 	unsigned char layer;
 	bool applied;                 /* it became the value */
+	bool secret;                  /* built from a secret: redacted even
+	                                 where an override made the variable
+	                                 public (shadowed values) */
 };
 
 /* An export: false entry that applies: [0] the runner's, [1] the backend's. */

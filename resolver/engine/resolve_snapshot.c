@@ -56,7 +56,8 @@ static const char *shadowed_text(struct sim *s, const struct evar *e, struct str
 		if (sb_adds(sb, layer_name((enum layer)rc->layer)) < 0 || sb_addc(sb, '=') < 0)
 			return NULL;
 		if (!rc->val ? sb_adds(sb, "(unset)") < 0 :
-		    e->secret ? sb_adds(sb, "<redacted>") < 0 : sb_add(sb, rc->val, rc->len) < 0)
+		    e->secret || rc->secret ? sb_adds(sb, "<redacted>") < 0 :
+		    sb_add(sb, rc->val, rc->len) < 0)
 			return NULL;
 		if (sb_addc(sb, '\n') < 0)
 			return NULL;

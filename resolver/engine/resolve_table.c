@@ -137,7 +137,7 @@ int sim_offer(struct sim *s, uint32_t vi, enum layer layer, const char *val, siz
 {
 	struct evar *e = &s->v[vi];
 	struct rec r = { .val = val, .len = len, .source = source, .sv = sv,
-			 .layer = (unsigned char)layer };
+			 .layer = (unsigned char)layer, .secret = secret };
 	uint32_t ri;
 	int err;
 

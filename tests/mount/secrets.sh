@@ -54,4 +54,23 @@ grep -q '"token":"--xla_dump_to=<redacted>"' "$dir/record" ||
 ! getfattr --only-values -n user.primus.effective "$dir/XLA_FLAGS" 2>/dev/null | grep -q SEKRETPATH ||
 	fail "user.primus.effective shows a secret flag list's value"
 envfs_umount
+
+# A value built from a secret stays redacted once an override shadows it:
+# FOO is public again (the override's plain value), but its config value
+# (the token) is in no 0444 view and no xattr, nor after rm.
+printf 'HF_TOKEN=hf_TAINTSEKRET\n' >"$TMP/tok.env"
+printf 'env:\n  FOO: "Bearer ${HF_TOKEN}"\n' >"$TMP/taint.yaml"
+envfs_mount --specs "$ENVFS_SPECS" --config "$TMP/taint.yaml" --env-file "$TMP/tok.env"
+[ "$(mode_of "$dir/FOO")" = 600 ] || fail "FOO, built from a secret: mode $(mode_of "$dir/FOO")"
+echo plain >"$dir/FOO"
+[ "$(cat "$dir/FOO")" = plain ] || fail "the override of FOO reads '$(cat "$dir/FOO")'"
+for when in "after an override" "after rm"; do
+	! grep -q TAINTSEKRET "$dir/explain" || fail "$when, explain shows the shadowed secret"
+	! grep -q TAINTSEKRET "$dir/record" || fail "$when, the record shows the shadowed secret"
+	[ "$when" = "after rm" ] ||
+		! getfattr --only-values -n user.primus.shadowed "$dir/FOO" 2>/dev/null | grep -q TAINTSEKRET ||
+		fail "$when, user.primus.shadowed shows the shadowed secret"
+	[ "$when" = "after rm" ] || rm "$dir/FOO"
+done
+envfs_umount
 echo ok
