@@ -58,27 +58,25 @@ bool world_node_scoped(const struct world *w, const char *name)
 /* An --env-file's line whose name no shell can export, named by its
  * place (src is FILE:LINE) and its name, escaped and cut at 128 bytes.
  * Never the value: the file is where secrets are passed. */
-static void bad_file_name(struct world *w, const char *src, const char *name, size_t n)
+static int bad_file_name(struct world *w, const char *src, const char *name, size_t n)
 {
 	const char *colon = strrchr(src, ':');
 	unsigned long line = colon ? strtoul(colon + 1, NULL, 10) : 0;
 	struct strbuf file = STRBUF_INIT, shown = STRBUF_INIT;
-	size_t i;
 	int err;
 
+	/* The source is "FILE:LINE" as the loader wrote it, so the last colon
+	 * ends the file name even when the name holds colons. */
 	err = sb_add(&file, src, colon && line ? (size_t)(colon - src) : strlen(src));
-	for (i = 0; i < n && i < 128 && !err; i++) {
-		unsigned char c = (unsigned char)name[i];
-
-		err = (c >= 0x20 && c < 0x7f) ? sb_addc(&shown, (char)c)
-					      : sb_addf(&shown, "\\x%02x", c);
-	}
 	if (!err)
-		diag_add(&w->diags, DC_CLI_ENV_FORMAT, sb_str(&file), (unsigned)line, 0,
-			 "'%s%s' is not a variable name ([A-Za-z_][A-Za-z0-9_]*): the "
-			 "launcher's shell cannot export it", sb_str(&shown), n > 128 ? "..." : "");
+		err = text_escape_max(&shown, name, n, 128);
+	if (!err)
+		err = diag_add(&w->diags, DC_CLI_ENV_FORMAT, sb_str(&file), (unsigned)line, 0,
+			       "'%s' is not a variable name ([A-Za-z_][A-Za-z0-9_]*): the "
+			       "launcher's shell cannot export it", sb_str(&shown));
 	sb_release(&file);
 	sb_release(&shown);
+	return err < 0 ? err : -EINVAL;
 }
 
 /* The cli layer. A secret written inline (--env HF_TOKEN=...) is readable
@@ -95,8 +93,7 @@ static int load_cli(struct world *w, const struct envfs_inputs *in)
 		size_t n = eq ? (size_t)(eq - kv) : 0;
 
 		if (src && eq && !env_name_valid(kv, n)) {
-			bad_file_name(w, src, kv, n);
-			return -EINVAL;
+			return bad_file_name(w, src, kv, n);
 		}
 		if (!eq || !env_name_valid(kv, n)) {
 			diag_add(&w->diags, DC_CLI_ENV_FORMAT, NULL, 0, 0,

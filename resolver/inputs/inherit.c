@@ -193,22 +193,14 @@ static int env_file_line(const char *tag, const char *file, unsigned lineno, con
 			return err;
 	} else if (!env_name_valid(s, name_len)) {
 		struct strbuf shown = STRBUF_INIT;
-		size_t i;
 
-		err = 0;
-		/* Quote the name with unprintable bytes escaped: it goes on one
-		 * line of `check` output. */
-		for (i = 0; i < name_len && i < 128 && !err; i++) {
-			unsigned char c = (unsigned char)s[i];
-
-			err = (c >= 0x20 && c < 0x7f) ? sb_addc(&shown, (char)c)
-						      : sb_addf(&shown, "\\x%02x", c);
-		}
+		/* Unprintable bytes escaped: the name goes on one line of
+		 * `check` output. */
+		err = text_escape_max(&shown, s, name_len, 128);
 		if (!err)
 			err = diag_add(diags, DC_ENV_FILE_NAME, file, lineno, 0,
-				       "'%s%s' is not a variable name (%s; docker --env-file "
+				       "'%s' is not a variable name (%s; docker --env-file "
 				       "refuses the file); line skipped", sb_str(&shown),
-				       name_len > 128 ? "..." : "",
 				       name_len ? "it holds whitespace" : "it is empty");
 		sb_release(&shown);
 		return err;
