@@ -374,7 +374,7 @@ void inputs_warn_inline_secrets(const struct cli_inputs *ci, const struct world 
 			continue;
 		memcpy(name, kv, (size_t)n);
 		name[n] = '\0';
-		if (world_secret_declared(w, name))
+		if (world_name_secret((void *)w, name))
 			fprintf(stderr, "primus-envfs: warning: %s is a secret given as --env %s=... "
 				"on the command line, where every user can read it (ps); pass it "
 				"with --env-file FILE or --env %s\n", name, name, name);

@@ -202,13 +202,13 @@ int syncd_commit(struct syncd *sd, const struct hist_writer *who, const char *ba
 		pthread_mutex_lock(&fs->ov_lock);
 		o = override_set_find(&fs->ov, backend, arch, names[i]);
 		/* Secrets stay on the node: no value, no key, no hash. A
-		 * name the specs declare secret counts whatever the new
+		 * name that is secret by its name (a spec, a pattern, --secret) counts whatever the new
 		 * snapshot says of it: after an rm it holds no value there,
 		 * and the unset it leaves must not take other nodes' own.
 		 * So does a node-scoped name (NODE_RANK): shared, it would
 		 * give every node the writer's value. */
 		secret = (v && v->secret) || (o && o->private) ||
-			 world_secret_declared(fs->world, names[i]);
+			 world_name_secret(fs->world, names[i]);
 
 		if (secret || world_node_scoped(fs->world, names[i])) {
 			pthread_mutex_unlock(&fs->ov_lock);

@@ -103,7 +103,7 @@ static int load_cli(struct world *w, const struct envfs_inputs *in)
 		if ((err = env_list_add(&w->cli, kv, n, eq + 1, strlen(eq + 1),
 					src ? src : "cli")) < 0)
 			return err;
-		if (!src && world_secret_declared(w, w->cli.v[w->cli.n - 1].name) &&
+		if (!src && world_name_secret(w, w->cli.v[w->cli.n - 1].name) &&
 		    diag_add(&w->diags, DC_CLI_SECRET_INLINE, NULL, 0, 0,
 			     "%s is a secret given as --env %s=... on the command line, where "
 			     "every user can read it (ps, /proc/PID/cmdline); pass it with "
@@ -296,7 +296,18 @@ static int load_specs(struct world *w, const struct envfs_inputs *in,
 
 bool world_name_secret(void *ctx, const char *name)
 {
-	return world_secret_declared(ctx, name);
+	const struct world *w = ctx;
+	size_t k, n = strlen(name);
+
+	/* Asked before any backend is chosen (a config serves them all): a
+	 * name is a secret here when it is one in any directory, so no
+	 * message quotes what some directory keeps private. */
+	if (world_secret_declared(w, name) || world_secret_by_pattern(w, NULL, name, n, false))
+		return true;
+	for (k = 0; w->specs && k < w->specs->nbackends; k++)
+		if (names_glob_set_any(&w->specs->backends[k]->secret_set, name, n))
+			return true;
+	return false;
 }
 
 /* The daemon's environment does not change while it runs: a reload
@@ -333,6 +344,10 @@ static int load(const struct envfs_inputs *in, const struct world *prev,
 	if (err == -ENOMEM)
 		goto out;
 	failed |= err < 0;
+	/* Before the config and --env: their warnings ask which names are
+	 * secrets, and --secret names some. */
+	if ((err = copy_strs(in->secrets, in->nsecrets, &w->secrets, &w->nsecrets)) < 0)
+		goto out;
 	if (in->config) {
 		struct config_secrets sec = { world_name_secret, w };
 
@@ -363,7 +378,6 @@ static int load(const struct envfs_inputs *in, const struct world *prev,
 	    (err = inputs_trust_check(in, &w->diags)) < 0)
 		goto out;
 	if ((err = copy_strs(in->arches, in->narches, &w->extra_arches, &w->nextra_arches)) < 0 ||
-	    (err = copy_strs(in->secrets, in->nsecrets, &w->secrets, &w->nsecrets)) < 0 ||
 	    (!in->values_only &&
 	     (err = world_hash_inputs(w, in, inherit,
 				      share == SHARE_AS_IS && prev && w->spec_share == prev->spec_share ?

@@ -131,8 +131,11 @@ bool world_name_secret_in(const struct world *w, const char *backend, const char
  * simulation's sim_secret_by_name. */
 bool world_secret_by_pattern(const struct world *w, const struct spec *backend,
 			     const char *name, size_t len, bool only_cli);
-/* world_secret_declared() in the shape of a config_secrets callback; ctx
- * is the world. */
+/* True when name is a secret in any backend's directories by its name
+ * (world_name_secret_in of some backend), in the shape of a
+ * config_secrets callback; ctx is the world. For a message written
+ * before a backend is chosen (a config's or --env's warnings): it quotes
+ * no value any directory keeps private. */
 bool world_name_secret(void *ctx, const char *name);
 /* True when a spec of w marks name `scope: node` (in any backend, as
  * secrets: --env NODE_RANK=i reaches every directory). */

@@ -101,4 +101,40 @@ other_digest PUBLIC_TOKEN tok-a tok-b --specs "$TMP/specs"
 same_digest PUBLIC_TOKEN tok-a tok-b
 # ... and --secret still makes it one.
 same_digest PUBLIC_TOKEN tok-a tok-b --specs "$TMP/specs" --secret PUBLIC_TOKEN
+
+# A warning about a secret's value never quotes it, whatever makes it a
+# secret: a shipped pattern, --secret, or a spec. PE104 quoted the text
+# written and the value Primus exports for every name no spec declared.
+cat >"$TMP/typed.yaml" <<'EOF'
+env:
+  DB_PASSWORD: 98765432101
+  MYCO_PIN: 0x4D2
+  GITHUB_TOKEN: [ghp_1, ghp_2]
+  OTHER_LEVEL: 0x1F
+EOF
+for fmt in text json; do
+	set +e
+	clean "$ENVFS_BIN" check -b maxtext -a gfx950 --config "$TMP/typed.yaml" --secret MYCO_PIN \
+		--format "$fmt" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	set -e
+	[ "$rc" -eq 2 ] || fail "check --format $fmt of typed secrets: exit $rc, want 2 (PE105 is an error): $(cat "$TMP/err")"
+	for v in 98765432101 0x4D2 1234 ghp_1; do
+		! grep -qF -- "$v" "$TMP/out" "$TMP/err" || fail "check --format $fmt quoted the secret $v"
+	done
+	for n in DB_PASSWORD MYCO_PIN GITHUB_TOKEN; do
+		grep -q "$n" "$TMP/out" "$TMP/err" || fail "check --format $fmt: no warning for $n"
+	done
+	# a name that is no secret keeps its value in the warning
+	grep -qF '0x1F' "$TMP/out" "$TMP/err" || fail "check --format $fmt: OTHER_LEVEL's warning lost its text"
+done
+# An inline secret is named whatever makes it one.
+set +e
+clean "$ENVFS_BIN" check -b maxtext -a gfx950 --env GITHUB_TOKEN=ghp_x --env MYCO_PIN=1 --secret MYCO_PIN \
+	>"$TMP/out" 2>"$TMP/err"
+set -e
+for n in GITHUB_TOKEN MYCO_PIN; do
+	grep -q "warning: $n is a secret given as --env $n=" "$TMP/err" ||
+		fail "--env $n=...: no inline-secret warning: $(cat "$TMP/err")"
+done
 echo "ok: secrets"
