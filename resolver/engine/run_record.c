@@ -231,7 +231,8 @@ static int add_input(struct strbuf *out, const struct snap_input *in)
 
 	if ((err = sb_adds(out, "{\"kind\":")) < 0 || (err = add_str(out, in->kind)) < 0 ||
 	    (err = sb_adds(out, ",\"path\":")) < 0 || (err = add_str(out, in->path)) < 0 ||
-	    (err = sb_adds(out, ",\"sha256\":")) < 0 || (err = add_str(out, in->sha256)) < 0)
+	    (err = sb_adds(out, ",\"sha256\":")) < 0 || (err = add_str(out, in->sha256)) < 0 ||
+	    (in->secret && (err = sb_adds(out, ",\"withheld\":\"secret\"")) < 0))
 		return err;
 	return sb_addc(out, '}');
 }

@@ -63,7 +63,10 @@ struct spec_share;
 struct snap_input {           /* an input file of the world resolved */
 	const char *kind;         /* "specs", "config", "inherit", "env-file" */
 	const char *path;
-	const char *sha256;       /* hex, or NULL when it could not be read */
+	const char *sha256;       /* hex, or NULL when it could not be read
+	                             or is withheld */
+	bool secret;              /* withheld: a secret takes its value from
+	                             the file (world_input.secret) */
 };
 
 struct snapshot {

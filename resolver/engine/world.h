@@ -26,6 +26,8 @@ struct world_input {
 	                                  "inherit", "env-file" */
 	char *path;                    /* as given */
 	bool has_sum;                  /* false when it could not be read */
+	bool secret;                   /* a secret takes its value from it:
+	                                  the sum is never shown */
 	uint8_t sum[SHA256_LEN];
 };
 

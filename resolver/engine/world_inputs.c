@@ -53,6 +53,47 @@ static int add_specs(struct world *w, const char *dir, const struct world *donor
 	return 0;
 }
 
+/* Whether an entry of l whose name is a secret came from path: its
+ * source is "[TAG:]PATH:LINE" (inherit.c), so the path sits between the
+ * tag and the last colon. */
+static bool list_has_secret(const struct world *w, const struct env_list *l, const char *tag,
+			    const char *path)
+{
+	size_t tl = tag ? strlen(tag) + 1 : 0, pl = strlen(path), k;
+
+	for (k = 0; k < l->n; k++) {
+		const char *src = l->v[k].source, *colon = src ? strrchr(src, ':') : NULL;
+
+		if (!colon || (size_t)(colon - src) != tl + pl ||
+		    (tag && (strncmp(src, tag, tl - 1) || src[tl - 1] != ':')) ||
+		    memcmp(src + tl, path, pl))
+			continue;
+		if (world_name_secret((void *)w, l->v[k].name))
+			return true;
+	}
+	return false;
+}
+
+/* A secret's value in a file's bytes makes the file's hash a dictionary
+ * attack on it, for whoever knows the rest of the file: the record, which
+ * everyone may read, gets no hash of such a file. A secret by its name in
+ * any directory counts (world_name_secret), the safe side. */
+static void mark_secrets(struct world *w, const struct envfs_inputs *in)
+{
+	size_t k, i = in->specs_dir ? 1 : 0;
+
+	if (in->config) {
+		for (k = 0; w->config && k < w->config->nenv; k++)
+			if (world_name_secret(w, w->config->env[k].name))
+				w->inputs[i].secret = true;
+		i++;
+	}
+	for (k = 0; k < in->ninherit; k++, i++)
+		w->inputs[i].secret = list_has_secret(w, &w->image, "image", in->inherit[k]);
+	for (k = 0; k < in->nenv_files; k++, i++)
+		w->inputs[i].secret = list_has_secret(w, &w->cli, NULL, in->env_files[k]);
+}
+
 int world_hash_inputs(struct world *w, const struct envfs_inputs *in,
 		      const struct file_digest *inherit, const struct world *donor)
 {
@@ -71,6 +112,8 @@ int world_hash_inputs(struct world *w, const struct envfs_inputs *in,
 	for (k = 0; k < in->nenv_files && !err; k++)
 		err = add_input(w, "env-file", in->env_files[k],
 				in->env_file_digests ? &in->env_file_digests[k] : NULL);
+	if (!err)
+		mark_secrets(w, in);
 	return err;
 }
 
@@ -91,7 +134,8 @@ int world_inputs_to_snapshot(const struct world *w, struct snapshot *snap)
 		if (!(v[k].path = arena_strdup(snap->arena, in->path)))
 			return -ENOMEM;
 		v[k].sha256 = NULL;
-		if (in->has_sum) {
+		v[k].secret = in->secret;
+		if (in->has_sum && !in->secret) {
 			sha256_hex(in->sum, hex);
 			if (!(v[k].sha256 = arena_strdup(snap->arena, hex)))
 				return -ENOMEM;

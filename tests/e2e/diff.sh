@@ -145,6 +145,28 @@ env = [e["name"] for e in r["environ"]]
 assert env == sorted(env) and "XLA_FLAGS_APPEND" not in env and "NCCL_DEBUG" in env
 PY
 
+# An input file a secret takes its value from has no sha256 in the
+# record: the record is readable by everyone, and a hash of a file whose
+# other bytes are known is a dictionary attack on the secret. Its entry
+# says why ("withheld": "secret"); a file with no secret keeps its hash.
+printf 'env:\n  DB_PASSWORD: "pw-%s"\n' "$$" >"$TMP/sec.yaml"
+printf 'HF_TOKEN=hf_%s\n' "$$" >"$TMP/sec.env"
+printf 'IMG_API_KEY=k%s\n' "$$" >"$TMP/sec.img"
+printf 'PLAIN=1\n' >"$TMP/plain.env"
+clean "$ENVFS_BIN" record $DIR --config "$TMP/sec.yaml" --inherit "$TMP/sec.img" \
+	--env-file "$TMP/sec.env" --env-file "$TMP/plain.env" -o "$TMP/sec.json" ||
+	fail "record with secret inputs exited $?"
+valid record "$TMP/sec.json" "record with secret inputs"
+"$PYTHON" - "$TMP/sec.json" "$(sha256sum <"$TMP/plain.env" | cut -d' ' -f1)" "$TMP" <<'PY' ||
+import json, sys
+r = json.load(open(sys.argv[1]))
+ins = {i["path"].replace(sys.argv[3] + "/", ""): i for i in r["inputs"]}
+for f in ("sec.yaml", "sec.img", "sec.env"):
+    assert ins[f]["sha256"] is None and ins[f].get("withheld") == "secret", ins[f]
+assert ins["plain.env"]["sha256"] == sys.argv[2] and "withheld" not in ins["plain.env"], ins
+PY
+	fail "record: the sha256 of an input holding a secret is not withheld"
+
 # --- yesterday's record against today's inputs ---
 d rec_same $DIR record:run.json --config a.yaml --inherit img.env
 expect_rc 0 rec_same
