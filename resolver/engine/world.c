@@ -1,6 +1,5 @@
 /* world: every input read once, ready to be resolved many times. */
 #include "inputs_trust.h"
-#include "names.h"
 #include "world.h"
 #include "slurm.h"
 #include "spec_share.h"
