@@ -246,13 +246,25 @@ static void rebind(struct envfs *fs, struct vnode *vn, const struct node *n,
 	epoch_unref(e);
 }
 
+/* True when this FLUSH comes from another process than the opener (a
+ * child that inherited the descriptor: `{ cmd; echo more; } > FILE`)
+ * while the opener still holds a descriptor of the open: the child's exit
+ * is no end of the opener's work, whose own close commits it whole. When
+ * /proc cannot tell, false: committed now, as before. */
+static bool opener_still_writes(struct envfs *fs, const struct open_file *of, pid_t closer)
+{
+	return fs->dev && of->pid > 0 && closer > 0 && closer != of->pid &&
+	       procfd_holds(of->pid, fs->dev, of->ino, of->accmode) == 1;
+}
+
 /* Commits what the open wrote, if anything changed: the bytes minus one
  * trailing newline become the override before close() returns, so a
  * write is durable once close() returns. FLUSH comes with every close()
  * of any descriptor of the open, and a shell's `> FILE` closes one right
  * after opening (dup2 onto stdout): an O_TRUNC with nothing written yet
  * is committed at the close of the closer's last descriptor of the open,
- * never as an empty value in passing. */
+ * never as an empty value in passing; and a child's close while the
+ * opener still holds the open commits nothing (opener_still_writes). */
 int ll_wbuf_commit(struct envfs *fs, const struct hist_writer *who, struct open_file *of,
 		   bool last, pid_t closer)
 {
@@ -272,7 +284,9 @@ int ll_wbuf_commit(struct envfs *fs, const struct hist_writer *who, struct open_
 		w->created = false;
 		goto out;
 	}
-	if (!w->dirty || (!last && !w->written && closer_keeps_open(fs, of, closer)))
+	if (!w->dirty ||
+	    (!last && ((!w->written && closer_keeps_open(fs, of, closer)) ||
+		       opener_still_writes(fs, of, closer))))
 		goto out;
 	/* One attempt: a failure is reported to this close(), not retried. */
 	bare = w->created && !w->written && !w->excl;

@@ -92,6 +92,36 @@ if pid == 0:
 os.waitpid(pid, 0)
 os.close(fd)
 assert saved(""), "O_TRUNC closed by parent and child"
+# A child that inherited the descriptor writes and exits while the
+# opener still writes: the child's close is no end of the opener's
+# work, so nothing is committed then (it was: readers, --state and the
+# history got "partial", a value nobody wrote whole).
+with open(p, "w") as f:
+    f.write("before\n")
+fd = os.open(p, os.O_WRONLY | os.O_TRUNC)
+os.write(fd, b"par")
+pid = os.fork()
+if pid == 0:
+    os.write(fd, b"tial")
+    os._exit(0)
+os.waitpid(pid, 0)
+assert saved("before") and open(p).read() == "before\n", \
+    "a child's exit committed the opener's unfinished write: %r" % open(p).read()
+os.write(fd, b" whole\n")
+os.close(fd)
+assert saved("partial whole") and open(p).read() == "partial whole\n", "the whole write"
+# The opener closes first; a child still writing commits at its close.
+fd = os.open(p, os.O_WRONLY | os.O_TRUNC)
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.read(r, 1)          # until the opener has closed its descriptor
+    os.write(fd, b"late\n")
+    os._exit(0)
+os.close(fd)
+os.write(w, b"x")
+os.waitpid(pid, 0)
+assert saved("late") and open(p).read() == "late\n", "a child's write after the opener closed"
 PY
 envfs_umount
 # (Readers racing `echo v > V` never see it empty: tests/mount/writes.sh.)
