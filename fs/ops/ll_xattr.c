@@ -36,7 +36,9 @@ static const char *xattr_value(const struct snap_var *v, int which)
 	case XA_SHADOWED:
 		return v->shadowed;
 	case XA_DEFAULT:
-		return v->def;
+		/* A secret's default, or one built from a secret, is as
+		 * private as its value: no such attribute (ENODATA). */
+		return v->secret || v->def_secret ? NULL : v->def;
 	case XA_NOTE:
 		return v->note;
 	case XA_EXPORTED:

@@ -43,7 +43,8 @@ int sim_step_backend(struct sim *s)
 				break;
 			e = &s->v[vi];
 			if (!sv->export && evs[k].applies && evs[k].ok)
-				err = sim_param_set(s, e, 1, sv, evs[k].val, evs[k].len);
+				err = sim_param_set(s, e, 1, sv, evs[k].val, evs[k].len,
+						    evs[k].secret);
 		}
 	}
 	for (k = 0; k < sp->nvars && !err; k++) {

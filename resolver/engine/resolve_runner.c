@@ -215,7 +215,7 @@ int sim_step_runner(struct sim *s)
 			continue;
 		e = &s->v[vi];
 		if (!sv->export) {
-			if ((err = sim_param_set(s, e, 0, sv, ev.val, ev.len)) < 0)
+			if ((err = sim_param_set(s, e, 0, sv, ev.val, ev.len, ev.secret)) < 0)
 				return err;
 			continue;
 		}

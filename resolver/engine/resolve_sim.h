@@ -65,6 +65,7 @@ struct evar_param {
 	const struct spec_var *sv;
 	const char *val;
 	uint32_t len;
+	bool secret;                  /* val was built from a secret */
 };
 
 /* One per name the launch knows: 10,000 of them twice over during the
@@ -88,6 +89,7 @@ struct evar {
 	bool set : 1;
 	bool flags_runner : 1;
 	bool have_def : 1;
+	bool def_secret : 1;          /* def was built from a secret */
 	bool pinned : 1;              /* an override: nothing else changes it */
 	bool pending : 1;             /* that override is a --sync create not
 	                                 shared yet (snap_var.pending) */
@@ -168,7 +170,7 @@ int sim_offer(struct sim *s, uint32_t vi, enum layer layer, const char *val, siz
 	      const char *source, const struct spec_var *sv, enum rule rule, bool secret);
 const struct evar_param *sim_param_of(const struct evar *e, int k);
 int sim_param_set(struct sim *s, struct evar *e, int k, const struct spec_var *sv,
-		  const char *val, size_t len);
+		  const char *val, size_t len, bool secret);
 const struct spec *sim_spec_of(const struct sim *s, bool runner);
 int sim_warn_at(struct sim *s, enum diag_code code, const struct spec *sp,
 		const struct spec_var *sv, const char *fmt, ...)

@@ -201,6 +201,7 @@ int sim_build_snapshot(struct sim *s, struct snapshot **out)
 		if (sv->source && !(sv->source = arena_strdup(snap->arena, sv->source)))
 			goto out;
 		sv->def = e->have_def ? e->def : NULL;
+		sv->def_secret = e->def_secret;
 		sv->note = e->note;
 		sv->flags = e->flags;
 		sv->nflags = e->nflags;
@@ -218,12 +219,14 @@ int sim_build_snapshot(struct sim *s, struct snapshot **out)
 			const struct evar_param *ep = sim_param_of(e, 1) ? sim_param_of(e, 1) :
 						      sim_param_of(e, 0);
 
+			bool hide = e->secret || ep->secret;
+
 			if ((err = sim_explain_add(s, e, "parameter: not exported; its default is "
-						   "%.*s",
-						   e->secret ? 10 : (int)ep->len,
-						   e->secret ? "<redacted>" : ep->val)) < 0)
+						   "%.*s", hide ? 10 : (int)ep->len,
+						   hide ? "<redacted>" : ep->val)) < 0)
 				goto out;
 			sv->def = ep->val;
+			sv->def_secret = ep->secret;
 		}
 		sv->explain = e->explain;
 		if (sv->def && !(sv->def = arena_strdup(snap->arena, sv->def)))

@@ -155,6 +155,7 @@ int sim_offer(struct sim *s, uint32_t vi, enum layer layer, const char *val, siz
 	if (sv && !e->have_def && val) {
 		e->def = val;
 		e->have_def = true;
+		e->def_secret = secret;
 	}
 	if (!r.applied)
 		return 0;
@@ -175,17 +176,20 @@ const struct evar_param *sim_param_of(const struct evar *e, int k)
 	return e->param && e->param[k].sv ? &e->param[k] : NULL;
 }
 
-/* Records that sv, an export: false entry of side k, applies with val;
- * the first such entry also gives the variable its default. */
+/* Records that sv, an export: false entry of side k, applies with val
+ * (built from a secret: secret); the first such entry also gives the
+ * variable its default. */
 int sim_param_set(struct sim *s, struct evar *e, int k, const struct spec_var *sv,
-		  const char *val, size_t len)
+		  const char *val, size_t len, bool secret)
 {
 	if (!e->param && !(e->param = arena_alloc(s->arena, 2 * sizeof(*e->param))))
 		return -ENOMEM;
-	e->param[k] = (struct evar_param){ .sv = sv, .val = val, .len = (uint32_t)len };
+	e->param[k] = (struct evar_param){ .sv = sv, .val = val, .len = (uint32_t)len,
+					   .secret = secret };
 	if (!e->have_def) {
 		e->def = val;
 		e->have_def = true;
+		e->def_secret = secret;
 	}
 	return 0;
 }

@@ -163,7 +163,7 @@ static int add_var(struct strbuf *out, const struct snap_var *v, unsigned flags)
 	    (err = sb_adds(out, ",\"shadowed\":")) < 0 ||
 	    (err = add_shadowed(out, v->shadowed)) < 0 ||
 	    (err = sb_adds(out, ",\"default\":")) < 0 ||
-	    (err = add_str(out, v->secret ? NULL : v->def)) < 0)
+	    (err = add_str(out, v->secret || v->def_secret ? NULL : v->def)) < 0)
 		return err;
 	if (v->is_flags && (err = add_flags(out, v)) < 0)
 		return err;

@@ -38,6 +38,8 @@ struct snap_var {
 	bool node : 1;            /* scope: node in a spec: differs per node
 	                             by design, left out of node_digest() */
 	bool is_flags : 1;        /* kind: flags */
+	bool def_secret : 1;      /* def was built from a secret: shown where
+	                             the value of a secret would be */
 	bool view_name : 1;       /* named like a view: only reachable via views */
 	bool pending : 1;         /* --sync: an override file created through
 	                             this mount whose first close has not

@@ -505,7 +505,7 @@ static int explain_var(const struct snap_var *v, struct strbuf *out)
 	if (v->shadowed && (err = add_lines(out, "shadowed", v->shadowed, v->secret)) < 0)
 		return err;
 	if (v->def) {
-		if (v->secret)
+		if (v->secret || v->def_secret)
 			err = sb_adds(out, "  default: <redacted>\n");
 		else
 			err = add_fields(out, "default", v->def);

@@ -137,4 +137,40 @@ for n in GITHUB_TOKEN MYCO_PIN; do
 	grep -q "warning: $n is a secret given as --env $n=" "$TMP/err" ||
 		fail "--env $n=...: no inline-secret warning: $(cat "$TMP/err")"
 done
+
+# A default built from a secret is as secret as the value: with
+# HUB_AUTH_HEADER's default "Bearer ${HF_TOKEN}" and another layer
+# setting it, or a parameter (export: false) so built, explain, the
+# record and user.primus.default printed the token.
+cp -R "$ENVFS_SPECS" "$TMP/dspecs"
+cat >>"$TMP/dspecs/maxtext.yaml" <<'EOF'
+  - name: HUB_AUTH_HEADER
+    value: "Bearer ${HF_TOKEN}"
+  - name: HUB_AUTH_PARAM
+    value: "Bearer ${HF_TOKEN}"
+    export: false
+EOF
+printf 'HF_TOKEN=hf_dsekrit42\n' >"$TMP/tok.env"
+printf 'HUB_AUTH_HEADER=plain\n' >"$TMP/plain.env"
+for fmt in explain record; do
+	clean "$ENVFS_BIN" resolve --specs "$TMP/dspecs" --env-file "$TMP/tok.env" \
+		--env-file "$TMP/plain.env" -b maxtext -a gfx950 --format "$fmt" >"$TMP/out" 2>"$TMP/err" ||
+		fail "resolve --format $fmt with a default built from a secret: $(cat "$TMP/err")"
+	! grep -qF dsekrit42 "$TMP/out" "$TMP/err" || fail "--format $fmt shows a default built from a secret"
+	grep -q HUB_AUTH_PARAM "$TMP/out" || fail "--format $fmt lost the parameter"
+done
+clean "$ENVFS_BIN" resolve --specs "$TMP/dspecs" --env-file "$TMP/tok.env" --env-file "$TMP/plain.env" \
+	-b maxtext -a gfx950 --format explain >"$TMP/out"
+sed -n '/^HUB_AUTH_HEADER$/,/^$/p' "$TMP/out" | grep -qx '  default: <redacted>' ||
+	fail "explain: the default built from a secret is not redacted: $(sed -n '/^HUB_AUTH_HEADER$/,/^$/p' "$TMP/out")"
+python3 - "$TMP/dspecs" "$TMP" <<'PY' || fail "the record's default of a value built from a secret"
+import json, subprocess, sys, os
+out = subprocess.run([os.environ["ENVFS_BIN"], "resolve", "--specs", sys.argv[1], "--env-file",
+                      sys.argv[2] + "/tok.env", "--env-file", sys.argv[2] + "/plain.env",
+                      "-b", "maxtext", "-a", "gfx950", "--format", "record"],
+                     capture_output=True, check=True).stdout
+v = {x["name"]: x for x in json.loads(out)["variables"]}
+assert v["HUB_AUTH_HEADER"]["value"] == "plain" and v["HUB_AUTH_HEADER"]["default"] is None, v["HUB_AUTH_HEADER"]
+assert v["HUB_AUTH_PARAM"]["default"] is None, v["HUB_AUTH_PARAM"]
+PY
 echo "ok: secrets"

@@ -73,4 +73,17 @@ for when in "after an override" "after rm"; do
 	[ "$when" = "after rm" ] || rm "$dir/FOO"
 done
 envfs_umount
+
+# A spec default built from a secret, shadowed by an override: no
+# user.primus.default (it printed the token on a 0644 file).
+cp -R "$ENVFS_SPECS" "$TMP/dspecs"
+printf '  - name: HUB_AUTH_HEADER\n    value: "Bearer ${HF_TOKEN}"\n' >>"$TMP/dspecs/maxtext.yaml"
+envfs_mount --specs "$TMP/dspecs" --env-file "$TMP/tok.env"
+echo plain >"$dir/HUB_AUTH_HEADER"
+[ "$(mode_of "$dir/HUB_AUTH_HEADER")" = 644 ] || fail "HUB_AUTH_HEADER overridden: mode $(mode_of "$dir/HUB_AUTH_HEADER")"
+getfattr --only-values -n user.primus.default "$dir/HUB_AUTH_HEADER" >"$TMP/def" 2>"$TMP/def.err" &&
+	fail "user.primus.default of a default built from a secret: $(cat "$TMP/def")"
+grep -q 'No such attribute' "$TMP/def.err" || fail "user.primus.default: $(cat "$TMP/def.err")"
+! grep -q TAINTSEKRET "$dir/explain" "$dir/record" || fail "a view shows the default built from a secret"
+envfs_umount
 echo ok
