@@ -65,6 +65,71 @@ static bool secret_now(void *p, const char *backend, const char *arch, const cha
 	return c->world && world_name_secret_in(c->world, backend, name);
 }
 
+/* One variable, for history_redact. */
+struct one_var {
+	const char *backend, *arch, *name;
+};
+
+static bool is_var(void *p, const char *backend, const char *arch, const char *name)
+{
+	const struct one_var *o = p;
+
+	return backend && arch && !strcmp(o->name, name) && !strcmp(o->arch, arch) &&
+	       !strcmp(o->backend, backend);
+}
+
+/* The variables of dir that were no secret in old and are one in new (a
+ * chmod 600 of an override, say) lose their values in the generations
+ * kept: history_redact at start and reload alone left a value written
+ * just before its chmod readable in the 0444 history until then.
+ * hist_lock held. */
+static void redact_new_secrets(struct envfs *fs, const struct snapshot *old,
+			       const struct snapshot *new)
+{
+	size_t i = 0, j = 0;
+
+	if (!old || !new || old == new)
+		return;
+	while (i < old->nvars && j < new->nvars) {
+		const struct snap_var *a = &old->vars[i], *b = &new->vars[j];
+		size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
+		int c = memcmp(a->name, b->name, n);
+
+		if (!c)
+			c = (a->name_len > b->name_len) - (a->name_len < b->name_len);
+		if (c < 0) {
+			i++;
+		} else if (c > 0) {
+			j++;
+		} else {
+			if (b->secret && !a->secret) {
+				struct one_var o = { new->backend, new->arch, b->name };
+
+				history_redact(&fs->hist, is_var, &o);
+			}
+			i++;
+			j++;
+		}
+	}
+}
+
+static void redact_changed_dirs(struct envfs *fs, const struct epoch *prev,
+				const struct epoch *next)
+{
+	size_t i = 0, j = 0, np = prev ? prev->ndirs : 0, nn = next->ndirs;
+
+	while (i < np && j < nn) {
+		int c = dir_cmp(&prev->dirs[i], &next->dirs[j]);
+
+		if (c < 0)
+			i++;
+		else if (c > 0)
+			j++;
+		else
+			redact_new_secrets(fs, prev->dirs[i++].snap, next->dirs[j++].snap);
+	}
+}
+
 void history_note(struct envfs *fs, const struct epoch *prev, const struct epoch *next,
 		  enum hist_cause cause, const char *node, const struct hist_writer *who)
 {
@@ -81,6 +146,10 @@ void history_note(struct envfs *fs, const struct epoch *prev, const struct epoch
 
 		pthread_mutex_lock(&fs->hist_lock);
 		history_redact(&fs->hist, secret_now, &c);
+		pthread_mutex_unlock(&fs->hist_lock);
+	} else {
+		pthread_mutex_lock(&fs->hist_lock);
+		redact_changed_dirs(fs, prev, next);
 		pthread_mutex_unlock(&fs->hist_lock);
 	}
 	if (cause == HIST_SYNC) {

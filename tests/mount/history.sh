@@ -86,6 +86,16 @@ hist maxtext/gfx950 HF_TOKEN >"$TMP/hs"
 grep -qx '  maxtext/gfx950 HF_TOKEN: (secret) override -> (secret) override' "$TMP/hs" ||
 	fail "a secret's change: $(cat "$TMP/hs")"
 ! grep -q 'tok-history' "$MNT/history" "$TMP/hs" || fail "the history holds the secret"
+# An override made private (chmod 600) after its write loses its values
+# in the generations kept, at once: they stayed readable in the 0444
+# history until the next reload.
+echo chmod-sekrit-1 >"$dir/ENVFS_HIST_KEY"
+echo chmod-sekrit-2 >"$dir/ENVFS_HIST_KEY"
+grep -q chmod-sekrit-1 "$MNT/history" || fail "the control: the history lacks a public write"
+chmod 600 "$dir/ENVFS_HIST_KEY"
+! grep -q chmod-sekrit "$MNT/history" || fail "the history keeps a value made private by chmod 600"
+hist maxtext/gfx950 ENVFS_HIST_KEY | grep -qx '  maxtext/gfx950 ENVFS_HIST_KEY: (secret) override -> (secret) override' ||
+	fail "a value made private: $(hist maxtext/gfx950 ENVFS_HIST_KEY)"
 
 # history=5: only the last five generations are kept.
 for v in 11 12 13 14 15 16; do echo "$v" >"$dir/GPUS_PER_NODE"; done
