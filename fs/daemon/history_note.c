@@ -184,6 +184,8 @@ void history_note(struct envfs *fs, const struct epoch *prev, const struct epoch
 	 * the kernel's invalidations it hands out would run late. */
 	if (cause != HIST_RELOAD)
 		history_store_save(fs);
+	else
+		history_store_later(fs);
 }
 
 int history_blob(struct envfs *fs, struct blob **out)

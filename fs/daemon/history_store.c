@@ -122,6 +122,8 @@ struct history_saver {
 	pthread_t thread;
 	pthread_cond_t cond;
 	bool dirty;        /* a generation noted since the last save began */
+	bool later;        /* a reload's generation noted since then, whose
+	                      save waits for the next change */
 	bool stop;
 };
 
@@ -156,7 +158,7 @@ static void *saver_main(void *arg)
 	for (;;) {
 		if (hs->dirty) {
 			/* Generations noted during this save make another. */
-			hs->dirty = false;
+			hs->dirty = hs->later = false;
 			pthread_mutex_unlock(&fs->hist_lock);
 			save_now(fs);
 			pthread_mutex_lock(&fs->hist_lock);
@@ -211,6 +213,14 @@ void history_store_save(struct envfs *fs)
 	save_now(fs);
 }
 
+void history_store_later(struct envfs *fs)
+{
+	pthread_mutex_lock(&fs->hist_lock);
+	if (fs->hist_saver)
+		fs->hist_saver->later = true;
+	pthread_mutex_unlock(&fs->hist_lock);
+}
+
 void history_store_stop(struct envfs *fs)
 {
 	struct history_saver *hs = fs->hist_saver;
@@ -218,6 +228,10 @@ void history_store_stop(struct envfs *fs)
 	if (!hs)
 		return;
 	pthread_mutex_lock(&fs->hist_lock);
+	/* A reload's generation that no change saved since: an unmount
+	 * must not lose it, nor let a remount give its number again. */
+	if (hs->later)
+		hs->dirty = true;
 	hs->stop = true;
 	pthread_cond_signal(&hs->cond);
 	pthread_mutex_unlock(&fs->hist_lock);

@@ -35,8 +35,13 @@ int history_store_start(struct envfs *fs);
  * stands. */
 void history_store_save(struct envfs *fs);
 
-/* Makes the saver's last save (of everything noted before the call) and
- * stops it; later saves are made at once. Without a saver, nothing. */
+/* Notes that a generation was pushed whose save waits for the next one
+ * (a reload's): history_store_stop saves it if none came. */
+void history_store_later(struct envfs *fs);
+
+/* Makes the saver's last save (of everything noted before the call,
+ * a generation history_store_later noted included) and stops it; later
+ * saves are made at once. Without a saver, nothing. */
 void history_store_stop(struct envfs *fs);
 
 #endif

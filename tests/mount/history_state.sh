@@ -44,6 +44,24 @@ new=$(sed -n 's/^gen \([0-9]*\) .* start$/\1/p' "$TMP/h2" | tail -1)
 	"$MNT/history" || fail "the history file of the mount is not valid"
 envfs_umount
 
+# A reload's generation, the last before an unmount, is kept (its save
+# waits for the next change; the unmount is one) and its number is not
+# given again after the remount.
+envfs_mount --specs "$ENVFS_SPECS" --config "$cfg" --state "$state"
+printf 'env:\n  NCCL_DEBUG: "INFO"\n  ENVFS_RELOADED: "1"\n' >"$cfg.new"
+mv "$cfg.new" "$cfg"
+wait_for_value "$dir/ENVFS_RELOADED" 1 30000 >/dev/null
+rgen=$(hist | sed -n 's/^gen \([0-9]*\) .* reload$/\1/p' | tail -1)
+[ -n "$rgen" ] || fail "no reload generation: $(hist)"
+envfs_umount
+envfs_mount --specs "$ENVFS_SPECS" --config "$cfg" --state "$state"
+hist >"$TMP/h3"
+grep -qE "^gen $rgen  [^ ]+  reload\$" "$TMP/h3" || fail "the reload's gen $rgen was lost at the unmount: $(cat "$TMP/h3")"
+new=$(sed -n 's/^gen \([0-9]*\) .* start$/\1/p' "$TMP/h3" | tail -1)
+[ "$new" -gt "$rgen" ] || fail "the new start is gen $new, after the reload's $rgen"
+envfs_umount
+printf 'env:\n  NCCL_DEBUG: "INFO"\n' >"$cfg"
+
 # history=2 after a remount: the last two.
 envfs_mount --specs "$ENVFS_SPECS" --config "$cfg" --state "$state" -o history=2
 [ "$(grep -o '"generation":' "$MNT/history" | wc -l)" -eq 2 ] || fail "history=2 keeps: $(cat "$MNT/history")"
