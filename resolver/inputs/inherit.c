@@ -8,6 +8,7 @@
 #include "inherit.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,42 @@ static int odd_name(struct diag_list *diags, const char *file, unsigned line, co
 	return err;
 }
 
+/* The 1-based column of the first byte of s (n bytes) no name may hold
+ * there (a digit first), or 0 when none. */
+static unsigned bad_column(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && i < UINT_MAX - 1; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		      (i && c >= '0' && c <= '9')))
+			return (unsigned)i + 1;
+	}
+	return 0;
+}
+
+/* A line with no '=' that is no name: it may be a value's piece (a value
+ * wrapped onto the next line, 'HF_TOKEN: hf_...' in another format), so
+ * nothing of its text is quoted, only where it goes wrong. */
+static int no_name_line(struct diag_list *diags, enum diag_code code, const char *file,
+			unsigned line, const char *s, size_t n, bool space)
+{
+	unsigned col = bad_column(s, n);
+	bool white = col && has_space(s + col - 1, 1);
+
+	return diag_add(diags, code, file, line, col,
+			"the line has no '=' and is no variable name (%s at column %u); its "
+			"text is not shown, as it may be part of a value (a value wrapped onto "
+			"this line, or 'NAME: value' in another format): %s",
+			white ? "whitespace" : col == 1 ? "a byte no name may start with"
+						       : "a byte no name may hold", col,
+			space ? "docker --env-file refuses the file; line skipped"
+			      : "the training process gets it as a name, but the runner cannot "
+				"read it");
+}
+
 static int env_file_line(const char *tag, const char *file, unsigned lineno, const char *s,
 			 size_t n, char *const *host_env, struct env_list *out,
 			 struct diag_list *diags)
@@ -188,7 +225,13 @@ static int env_file_line(const char *tag, const char *file, unsigned lineno, con
 	name_len = eq ? (size_t)(eq - s) : n;
 	/* docker takes any name without whitespace, and bash passes a name
 	 * that is not its own kind on to the training process unread. */
-	if (name_len && !has_space(s, name_len) && !env_name_valid(s, name_len)) {
+	if (!eq && name_len && !env_name_valid(s, name_len)) {
+		bool space = has_space(s, name_len);
+
+		if ((err = no_name_line(diags, space ? DC_ENV_FILE_NAME : DC_IMAGE_NAME, file,
+					lineno, s, name_len, space)) < 0 || space)
+			return err;
+	} else if (name_len && !has_space(s, name_len) && !env_name_valid(s, name_len)) {
 		if ((err = odd_name(diags, file, lineno, s, name_len)) < 0)
 			return err;
 	} else if (!env_name_valid(s, name_len)) {

@@ -162,6 +162,29 @@ static void test_inherit__env_file_edge_bytes(void **state)
 	diag_list_release(&d);
 }
 
+/* A line with no '=' may be a piece of a value (a secret wrapped onto the
+ * next line, 'NAME: value' in YAML's style): its place, never its text. */
+static void test_inherit__line_without_equals_is_not_quoted(void **state)
+{
+	struct env_list l = { 0 };
+	struct diag_list d = DIAG_LIST_INIT;
+	size_t k;
+
+	(void)state;
+	assert_int_equal(inherit_load_buffer("x", V("HF_TOKEN: hf_SEKRIT1\nab-SEKRIT2\n"
+						    "9SEKRIT3\nOK=1\n"), NULL, &l, &d), 0);
+	assert_int_equal(d.n, 3);
+	assert_diag(&d.v[0], DIAG_ERROR, "x", 1, "no '=' and is no variable name (a byte no "
+		    "name may hold at column 9)");
+	assert_int_equal(d.v[0].col, 9);
+	assert_diag(&d.v[1], DIAG_WARNING, "x", 2, "(a byte no name may hold at column 3)");
+	assert_diag(&d.v[2], DIAG_WARNING, "x", 3, "(a byte no name may start with at column 1)");
+	for (k = 0; k < d.n; k++)
+		assert_null(strstr(d.v[k].msg, "SEKRIT"));
+	diag_list_release(&d);
+	env_list_release(&l);
+}
+
 static void test_inherit__bad_name_is_reported_with_unprintables_escaped(void **state)
 {
 	struct env_list l = { 0 };
@@ -292,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_inherit__environ_without_final_nul_keeps_last_entry),
 		cmocka_unit_test(test_inherit__env_file_edge_bytes),
 		cmocka_unit_test(test_inherit__bad_name_is_reported_with_unprintables_escaped),
+		cmocka_unit_test(test_inherit__line_without_equals_is_not_quoted),
 		cmocka_unit_test(test_inherit__empty_input_is_no_entries),
 		cmocka_unit_test(test_inherit__file_over_one_mib_is_an_error),
 		cmocka_unit_test(test_inherit__missing_file_is_an_errno_with_a_diagnostic),
