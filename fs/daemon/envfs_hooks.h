@@ -54,7 +54,7 @@ struct envfs_sync_hooks {
 		      const char *cause, const struct snapshot *snap); /* syncd_commit */
 	bool (*key_present)(struct syncd *sd, const char *backend, const char *arch,
 			    const char *name);                  /* syncd_key_present */
-	void (*refresh)(struct syncd *sd, struct inval_list *inval); /* syncd_refresh */
+	int (*catch_up)(struct syncd *sd, const struct timespec *t0); /* syncd_catch_up */
 	bool (*may_retry)(struct syncd *sd, unsigned attempt,
 			  const struct timespec *t0);           /* syncd_may_retry */
 	void (*unshare)(struct syncd *sd, const char *backend, const char *arch,

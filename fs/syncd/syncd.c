@@ -398,7 +398,7 @@ const struct envfs_sync_hooks syncd_hooks = {
 	.published = syncd_published,
 	.commit = syncd_commit,
 	.key_present = syncd_key_present,
-	.refresh = syncd_refresh,
+	.catch_up = syncd_catch_up,
 	.may_retry = syncd_may_retry,
 	.unshare = syncd_unshare,
 };

@@ -73,9 +73,9 @@ void syncd_free(struct syncd *sd);
  * node left it (syncd_fence.c); the fence's token names cause
  * (history.h's name of it) and who (may be NULL), for the history of
  * the other nodes. Returns 0 (applied), -EAGAIN when
- * another node changed a key first (what etcd has now is kept for
- * syncd_refresh: the caller rolls back, refreshes and recomputes the
- * change from the result), -EEXIST when excl failed, -EIO when etcd
+ * another node changed a key first (where etcd has the keys now is kept
+ * for syncd_catch_up: the caller rolls back, catches up and recomputes
+ * the change from the result), -EEXIST when excl failed (kept too), -EIO when etcd
  * refused or did not answer within the bound and the write is applied
  * nowhere, or -ETIMEDOUT when no member took the fence's move either:
  * the outcome is unknown (status' sync_write_unknown names it until it
@@ -88,10 +88,16 @@ int syncd_commit(struct syncd *sd, const struct hist_writer *who, const char *ba
  * (publish_lock held). */
 bool syncd_key_present(struct syncd *sd, const char *backend, const char *arch,
 		       const char *name);
-/* After a syncd_commit that failed (rolled back): applies what it read
- * of etcd, as changes from another node (publish_lock held). Nothing to
- * apply: a no-op. */
-void syncd_refresh(struct syncd *sd, struct inval_list *inval);
+/* After a syncd_commit that failed its compare (rolled back): waits until
+ * the watch has applied the keys as the failed commit read them in etcd,
+ * so the node takes the other node's change whole and in revision order
+ * (an mv's two keys together, the changes before it first) and tells the
+ * history every node tells. Called with publish_lock held, which the
+ * applier needs: released while it waits, held again on return. Returns
+ * 0 (nothing to wait for included), or -EIO when the watch has not got
+ * there by t0 + --sync-timeout or the mount is stopping
+ * (sync_last_error says which). */
+int syncd_catch_up(struct syncd *sd, const struct timespec *t0);
 /* Whether a commit recomputed attempt times since t0 may go again (at
  * most 20 times, within --sync-timeout); false sets sync_last_error. */
 bool syncd_may_retry(struct syncd *sd, unsigned attempt, const struct timespec *t0);

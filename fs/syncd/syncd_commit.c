@@ -129,8 +129,9 @@ static int lost(struct syncd *sd, const char *backend, const char *arch,
 	return -ETIMEDOUT;
 }
 
-/* What etcd holds now of the n keys (a compare failed on them), as
- * items for syncd_refresh. */
+/* Where etcd holds the n keys now (a compare failed on them), for
+ * syncd_catch_up: it->rev is the key's mod_revision, or for a key
+ * etcd does not have, the revision of the read. */
 static int read_fresh(struct syncd *sd, char *const *keys, size_t n)
 {
 	struct syncd_item *head = NULL, **tail = &head;
@@ -170,13 +171,60 @@ next:
 	return err;
 }
 
-void syncd_refresh(struct syncd *sd, struct inval_list *inval)
+/* Whether the node has each item's key where etcd had it (sd->lock
+ * held): at its mod_revision or later, or, for a key etcd did not have,
+ * gone (or put again later). */
+static bool caught_up(struct syncd *sd, const struct syncd_item *it)
+{
+	for (; it; it = it->next) {
+		struct syncd_key *k = syncd_key_find(sd, it->key);
+
+		if (it->drop ? k && k->present && k->rev < it->rev : !k || k->rev < it->rev)
+			return false;
+	}
+	return true;
+}
+
+int syncd_catch_up(struct syncd *sd, const struct timespec *t0)
 {
 	struct syncd_item *it = sd->fresh;
+	struct timespec until;
+	unsigned spent = elapsed_ms(t0);
+	long long left_ms = (long long)sd->so->timeout_ms - spent;
+	bool done;
 
 	sd->fresh = NULL;
-	syncd_apply_items(sd, it, NULL, inval);
+	if (!it)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &until);
+	if (left_ms < 0)
+		left_ms = 0;
+	until.tv_sec += left_ms / 1000;
+	until.tv_nsec += (left_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_unlock(&sd->fs->publish_lock);
+	pthread_mutex_lock(&sd->lock);
+	while (!(done = caught_up(sd, it)) && !sd->stop && !atomic_load(&sd->shutting) &&
+	       pthread_cond_timedwait(&sd->cond, &sd->lock, &until) != ETIMEDOUT)
+		;
+	if (!done)
+		done = caught_up(sd, it);
+	pthread_mutex_unlock(&sd->lock);
+	pthread_mutex_lock(&sd->fs->publish_lock);
+	if (!done) {
+		char msg[1300];
+
+		snprintf(msg, sizeof(msg), "another node changed %s (revision %lld), and this "
+			 "node's watch has not delivered that change within --sync-timeout (its "
+			 "member lags behind or is cut off): the write is applied nowhere",
+			 it->key, (long long)it->rev);
+		syncd_set_error(sd, "commit", msg);
+	}
 	syncd_items_free(it);
+	return done ? 0 : -EIO;
 }
 
 int syncd_commit(struct syncd *sd, const struct hist_writer *who, const char *backend,
@@ -385,4 +433,8 @@ void syncd_interrupt(struct syncd *sd)
 	atomic_store(&sd->shutting, true);
 	sd->api->interrupt(sd->cli);
 	sd->api->interrupt(sd->fcli);
+	/* A commit waiting for the watch (syncd_catch_up) stops too. */
+	pthread_mutex_lock(&sd->lock);
+	pthread_cond_broadcast(&sd->cond);
+	pthread_mutex_unlock(&sd->lock);
 }

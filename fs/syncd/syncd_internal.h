@@ -88,7 +88,8 @@ struct syncd {
 	                                        left it (publish_lock) */
 	uint64_t fence_nonce, fence_seq;     /* the tokens' (publish_lock) */
 	struct syncd_unknown *unknown;       /* publish_lock; status: lock too */
-	struct syncd_item *fresh;            /* what a failed compare read
+	struct syncd_item *fresh;            /* where a failed compare read the
+	                                        keys, for syncd_catch_up
 	                                        (publish_lock) */
 	atomic_bool shutting;                /* syncd_interrupt was called */
 	char *prefix;                        /* PREFIX/runs/RUN/overrides/ */

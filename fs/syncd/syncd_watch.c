@@ -267,6 +267,9 @@ static void note_items(struct syncd *sd, struct syncd_item **v, size_t n, bool a
 		sd->nremote_applied += n;
 		clock_gettime(CLOCK_REALTIME, &sd->last_applied);
 	}
+	/* A commit that lost its compare waits for these (syncd_catch_up). */
+	if (n)
+		pthread_cond_broadcast(&sd->cond);
 	pthread_mutex_unlock(&sd->lock);
 }
 

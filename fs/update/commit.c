@@ -276,10 +276,6 @@ undo:
 	if (shared)
 		for (i = 0; i < nch; i++)
 			fs->sync_hooks->unshare(fs->sync, backend, arch, ch[i].name);
-	/* What a failed compare read of etcd, applied now: the caller
-	 * computes the change again from it (-EAGAIN). */
-	if (fs->sync && !(flags & APPLY_REMOTE))
-		fs->sync_hooks->refresh(fs->sync, inval);
 out:
 	sb_release(&doc);
 	for (i = 0; i < nch; i++)
@@ -310,15 +306,22 @@ static int current(struct envfs *fs, const char *backend, const char *arch,
 	return 0;
 }
 
-/* After apply failed with -EAGAIN (another node changed a key first,
- * and the node has applied what etcd holds now): true to compute the
- * change again, from the new epoch, so that what it moves or keeps is
- * what the compare will hold. Out of tries: -EIO. */
+/* After apply failed with -EAGAIN (another node changed a key first):
+ * true to compute the change again, from the epoch the node has once its
+ * watch applied that change (catch_up: in revision order, whole, as every
+ * node applies it; publish_lock is released meanwhile), so that what it
+ * moves or keeps is what the compare will hold. Out of tries, or the
+ * watch not there in time: -EIO. After -EEXIST (O_EXCL lost to another
+ * node) the node catches up too, so the name the caller was refused is
+ * there when it looks. publish_lock held. */
 static bool again(struct envfs *fs, int *err, unsigned *attempt, const struct timespec *t0)
 {
+	if (*err == -EEXIST && fs->sync)
+		fs->sync_hooks->catch_up(fs->sync, t0);
 	if (*err != -EAGAIN)
 		return false;
-	if (fs->sync && fs->sync_hooks->may_retry(fs->sync, ++*attempt, t0))
+	if (fs->sync && fs->sync_hooks->may_retry(fs->sync, ++*attempt, t0) &&
+	    fs->sync_hooks->catch_up(fs->sync, t0) == 0)
 		return true;
 	*err = -EIO;
 	return false;
@@ -563,23 +566,29 @@ int commit_privacy(struct envfs *fs, const struct hist_writer *who, const char *
 	const struct override *o;
 	const struct snap_var *v;
 	struct epoch *e = NULL;
+	struct timespec t0;
+	unsigned attempt = 0;
 	bool has;
 	int err;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pthread_mutex_lock(&fs->publish_lock);
-	if ((err = current(fs, backend, arch, name, &e, &v)) < 0)
-		goto out;
-	pthread_mutex_lock(&fs->ov_lock);
-	o = override_set_find(&fs->ov, backend, arch, name);
-	has = o && o->value;
-	pthread_mutex_unlock(&fs->ov_lock);
-	/* Only an override has a flag to carry; one already as asked
-	 * changes nothing. */
-	if (!v || !has)
-		err = v ? -EPERM : -ENOENT;
-	else if (v->secret != private)
-		err = apply(fs, e, backend, arch, &ch, 1, 0, inval);
-out:
+	do {
+		epoch_unref(e);
+		e = NULL;
+		if ((err = current(fs, backend, arch, name, &e, &v)) < 0)
+			break;
+		pthread_mutex_lock(&fs->ov_lock);
+		o = override_set_find(&fs->ov, backend, arch, name);
+		has = o && o->value;
+		pthread_mutex_unlock(&fs->ov_lock);
+		/* Only an override has a flag to carry; one already as asked
+		 * changes nothing. */
+		if (!v || !has)
+			err = v ? -EPERM : -ENOENT;
+		else if (v->secret != private)
+			err = apply(fs, e, backend, arch, &ch, 1, 0, inval);
+	} while (again(fs, &err, &attempt, &t0));
 	pthread_mutex_unlock(&fs->publish_lock);
 	epoch_unref(e);
 	return err;

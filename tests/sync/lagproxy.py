@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""An etcd member that lags, for tests/sync/mount_startread.sh and
-tests/sync/learn_slow.sh.
+"""An etcd member that lags, for tests/sync/mount_startread.sh,
+tests/sync/learn_slow.sh and tests/sync/write_lag.sh.
 
     lagproxy.py PORT UPSTREAM_PORT DIR
 
@@ -15,6 +15,9 @@ applied the log only up to a revision, as the files in DIR say:
   that is behind waits until it caught up before it answers one.
 - DIR/hold_watch: a watch is not forwarded while the file exists (a
   member that is behind delivers nothing newer than what it applied).
+- DIR/hold_events: a watch stream already open passes nothing on while
+  the file exists; what etcd sent meanwhile follows, in order, once it
+  is gone (a member whose apply lags behind the leader's).
 - DIR/txn_delay_ms (milliseconds): a txn is forwarded only after that
   long, as a loaded cluster takes it (it still applies once forwarded,
   whether or not the client waited for the answer).
@@ -97,6 +100,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     chunk = r.read1(65536)
                     if not chunk:
                         break
+                    while read_flag("hold_events") is not None:
+                        time.sleep(0.02)
                     self.wfile.write(chunk)
                     self.wfile.flush()
                 return

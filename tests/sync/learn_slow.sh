@@ -9,18 +9,8 @@
 NODE_STDERR_ALLOW='--sync: the outcome of .* is known now'
 . "$(dirname "$0")/mountlib.sh"
 
-LAG="$TMP/lag"
-mkdir -p "$LAG"
 etcd_cluster_start 1
-free_port
-PROXY_PORT=$PORT
-"$PYTHON" "$(dirname "$0")/lagproxy.py" "$PROXY_PORT" "${ETCD_CPORT[0]}" "$LAG" \
-	>"$TMP/lagproxy.log" 2>&1 &
-for _ in $(seq 1 100); do
-	[ -s "$LAG/ready" ] && break
-	sleep 0.05
-done
-[ -s "$LAG/ready" ] || fail "lagproxy did not start: $(cat "$TMP/lagproxy.log")"
+proxy_start 0
 NODE_ENDPOINTS="127.0.0.1:$PROXY_PORT"
 node_mount 0 --sync-timeout 2000
 

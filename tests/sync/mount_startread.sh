@@ -26,20 +26,6 @@ junk_named() {
 	grep -c "ignoring \"$JUNK\"" "${NODE_ERR_FILES[$1]}" || true
 }
 
-# proxy_start I: the lagging member in front of member I, on PROXY_PORT.
-proxy_start() {
-	local t
-	free_port
-	PROXY_PORT=$PORT
-	"$PYTHON" "$(dirname "$0")/lagproxy.py" "$PROXY_PORT" "${ETCD_CPORT[$1]}" "$LAG" \
-		>"$TMP/lagproxy.log" 2>&1 &
-	for t in $(seq 1 100); do
-		[ -s "$LAG/ready" ] && return 0
-		sleep 0.05
-	done
-	fail "lagproxy did not start: $(cat "$TMP/lagproxy.log")"
-}
-
 # ranges_of_overrides SERIALIZABLE STALE: how many reads of the overrides
 # the proxy saw of that kind.
 ranges_of_overrides() {

@@ -230,6 +230,23 @@ node_wait_learned() {
 	fail "$2: the outcome was never learned: $(node_status "$1" | grep '^sync')"
 }
 
+# proxy_start I: a lagging member (lagproxy.py, its flag files in $LAG,
+# made here) in front of member I, on PROXY_PORT.
+proxy_start() {
+	local t
+	LAG=${LAG:-$TMP/lag}
+	mkdir -p "$LAG"
+	free_port
+	PROXY_PORT=$PORT
+	"$PYTHON" "$(dirname "${BASH_SOURCE[0]}")/lagproxy.py" "$PROXY_PORT" "${ETCD_CPORT[$1]}" \
+		"$LAG" >"$TMP/lagproxy.log" 2>&1 &
+	for t in $(seq 1 100); do
+		[ -s "$LAG/ready" ] && return 0
+		sleep 0.05
+	done
+	fail "lagproxy did not start: $(cat "$TMP/lagproxy.log")"
+}
+
 . "$(dirname "${BASH_SOURCE[0]}")/../py_errno.sh"
 
 # bulk_put FIRST LAST KEYFMT VALUE|@SIZE [PER_TXN]: puts the keys
