@@ -77,6 +77,9 @@ static int reexport(struct sim *s, const struct env_list *l, enum layer layer)
 	for (k = 0; k < l->n; k++) {
 		const struct env_pair *p = &l->v[k];
 		size_t nl = strlen(p->name), pos = 0;
+		uint32_t pi = sim_find(s, p->name, nl);
+		/* Each line a secret's value is split into is a piece of it. */
+		bool secret = pi != NONE ? s->v[pi].secret : sim_secret_by_name(s, p->name, nl, false);
 		bool first = true;
 
 		if (layer == LAYER_HOST && !world_host_allowed(s->w, s->backend, p))
@@ -132,7 +135,7 @@ static int reexport(struct sim *s, const struct env_list *l, enum layer layer)
 			     !memcmp(s->v[vi].val, val, val_len)))
 				continue;
 			if ((err = sim_offer(s, vi, layer, val, val_len, p->source, NULL,
-					     RULE_ALWAYS, false)) < 0)
+					     RULE_ALWAYS, secret)) < 0)
 				return err;
 		}
 	}

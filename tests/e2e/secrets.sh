@@ -173,4 +173,17 @@ v = {x["name"]: x for x in json.loads(out)["variables"]}
 assert v["HUB_AUTH_HEADER"]["value"] == "plain" and v["HUB_AUTH_HEADER"]["default"] is None, v["HUB_AUTH_HEADER"]
 assert v["HUB_AUTH_PARAM"]["default"] is None, v["HUB_AUTH_PARAM"]
 PY
+
+# A secret whose value holds a newline: the launcher's second export
+# splits it, each NAME=VALUE line a variable of its own. Each is a piece
+# of the secret: secret too (they were public, in explain and the record).
+tok=$'hf_first\nLEAKED_PIECE=SEKRITpiece9'
+for fmt in explain record; do
+	clean HF_TOKEN="$tok" "$ENVFS_BIN" resolve --env HF_TOKEN -b maxtext -a gfx942 --format "$fmt" \
+		>"$TMP/out" 2>"$TMP/err" || fail "resolve --format $fmt of a split secret: $(cat "$TMP/err")"
+	grep -q LEAKED_PIECE "$TMP/out" || fail "--format $fmt: the split line is not a variable"
+	! grep -q SEKRITpiece9 "$TMP/out" "$TMP/err" || fail "--format $fmt shows a piece of a split secret"
+done
+python3 -c 'import json,sys; v={x["name"]:x for x in json.load(open(sys.argv[1]))["variables"]}; assert v["LEAKED_PIECE"]["secret"], v["LEAKED_PIECE"]' "$TMP/out" ||
+	fail "the record: a piece of a split secret is no secret"
 echo "ok: secrets"
