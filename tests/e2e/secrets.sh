@@ -186,4 +186,19 @@ for fmt in explain record; do
 done
 python3 -c 'import json,sys; v={x["name"]:x for x in json.load(open(sys.argv[1]))["variables"]}; assert v["LEAKED_PIECE"]["secret"], v["LEAKED_PIECE"]' "$TMP/out" ||
 	fail "the record: a piece of a split secret is no secret"
+
+# A copy of a secret's value is as secret wherever it shows: shadowed by
+# another layer's value, it was in clear in explain and the record.
+printf 'HF_TOKEN=hf_COPYsekrit7\nHUB_AUTH=hf_COPYsekrit7\n' >"$TMP/copy.env"
+printf 'env:\n  HUB_AUTH: "plain"\n' >"$TMP/copy.yaml"
+for fmt in explain record; do
+	clean "$ENVFS_BIN" resolve --inherit "$TMP/copy.env" --config "$TMP/copy.yaml" -b maxtext -a gfx942 \
+		--format "$fmt" >"$TMP/out" 2>"$TMP/err" || fail "resolve --format $fmt of a copied secret: $(cat "$TMP/err")"
+	grep -q HUB_AUTH "$TMP/out" || fail "--format $fmt lost HUB_AUTH"
+	! grep -q COPYsekrit7 "$TMP/out" "$TMP/err" || fail "--format $fmt shows a shadowed copy of a secret"
+done
+clean "$ENVFS_BIN" resolve --inherit "$TMP/copy.env" --config "$TMP/copy.yaml" -b maxtext -a gfx942 \
+	--format explain | sed -n '/^HUB_AUTH$/,/^$/p' >"$TMP/out"
+grep -qx '  value: plain' "$TMP/out" && grep -qx '  shadowed: image=<redacted>' "$TMP/out" ||
+	fail "HUB_AUTH: the plain value and the redacted copy: $(cat "$TMP/out")"
 echo "ok: secrets"
