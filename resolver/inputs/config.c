@@ -196,6 +196,7 @@ struct slot {
 	size_t name_len;
 	char *value;                  /* str(value), or NULL when unusable */
 	size_t value_len;
+	enum pyv_kind kind;           /* what PyYAML builds of the value */
 };
 
 static const char *type_name(const struct ynode *n)
@@ -232,19 +233,16 @@ static int check_key_type(struct ctx *c, const struct ynode *k, const char *name
 
 /* The warning for a value PyYAML does not build as a str, naming the text
  * written and the value exported (neither, for a secret). */
-static int value_warning(struct ctx *c, const struct slot *s, enum pyv_kind kind)
+static int value_warning(struct ctx *c, const struct slot *s, bool secret)
 {
 	const struct ynode *v = s->val;
 	struct strbuf msg = STRBUF_INIT;
 	enum diag_code code = DC_CONFIG_VALUE_TYPED;
-	bool secret;
+	enum pyv_kind kind = s->kind;
 	int err;
 
-	/* Asked only here: a load ahead of the specs (config_read) is kept
-	 * when no entry asked. */
 	if (kind == PYV_STR)
 		return 0;
-	secret = secret_name(c, s->name);
 	if (kind == PYV_COLLECTION || kind == PYV_SET) {
 		code = DC_CONFIG_VALUE_NESTED;
 		err = sb_addf(&msg, "%s: the value is a %s; Primus exports Python's text of it",
@@ -453,11 +451,48 @@ static int slot_text(struct ctx *c, struct slot *s)
 		s->value = NULL;
 		goto out;
 	}
-	if ((err = check_key_type(c, s->key, s->name)) < 0)
-		goto out;
-	err = value_warning(c, s, kind);
+	s->kind = kind;
+	err = check_key_type(c, s->key, s->name);
 out:
 	sb_release(&sb);
+	return err;
+}
+
+/* The warnings for values PyYAML does not build as a str. One quotes
+ * the value unless it is a secret's: by its name, or the same text as a
+ * value a secret name has (a YAML alias of a password, a copy). Secrets
+ * are asked only when some value is typed: a load ahead of the specs
+ * (config_read) is kept when no entry asked. */
+static int typed_warnings(struct ctx *c, const struct slot *slots, size_t n)
+{
+	struct hindex ix = { 0 };
+	bool any = false;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < n; i++)
+		any |= slots[i].value && slots[i].kind != PYV_STR;
+	if (!any)
+		return 0;
+	for (i = 0; i < n && !err; i++)
+		if (slots[i].value && secret_name(c, slots[i].name))
+			err = hindex_insert(&ix, hindex_hash(slots[i].value, slots[i].value_len,
+							     HINDEX_SEED), i);
+	for (i = 0; i < n && !err; i++) {
+		const struct slot *s = &slots[i];
+		struct hindex_probe p;
+		bool secret = false;
+		size_t j;
+
+		if (!s->value || s->kind == PYV_STR)
+			continue;
+		for (j = hindex_first(&ix, hindex_hash(s->value, s->value_len, HINDEX_SEED), &p);
+		     j != HINDEX_NONE && !secret; j = hindex_next(&ix, &p))
+			secret = slots[j].value_len == s->value_len &&
+				 !memcmp(slots[j].value, s->value, s->value_len);
+		err = value_warning(c, s, secret);
+	}
+	hindex_release(&ix);
 	return err;
 }
 
@@ -476,6 +511,8 @@ static int read_env(struct ctx *c, const struct ynode *env)
 	for (i = 0; i < nslots; i++)
 		if ((err = slot_text(c, &slots[i])) < 0)
 			goto out;
+	if ((err = typed_warnings(c, slots, nslots)) < 0)
+		goto out;
 	for (stop = 0; stop < nslots && !(why = refusal(&slots[stop])); stop++)
 		;
 	if (stop < nslots && (err = lost_keys(c, slots, nslots, stop, why)) < 0)

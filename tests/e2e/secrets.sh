@@ -201,4 +201,14 @@ clean "$ENVFS_BIN" resolve --inherit "$TMP/copy.env" --config "$TMP/copy.yaml" -
 	--format explain | sed -n '/^HUB_AUTH$/,/^$/p' >"$TMP/out"
 grep -qx '  value: plain' "$TMP/out" && grep -qx '  shadowed: image=<redacted>' "$TMP/out" ||
 	fail "HUB_AUTH: the plain value and the redacted copy: $(cat "$TMP/out")"
+
+# A YAML alias of a secret's value (or the same text under another name)
+# is quoted in no warning either: PGPASS: *pw printed the password.
+printf 'env:\n  DB_PASSWORD: &pw 98765432101\n  PGPASS_COPY: *pw\n  OTHER_LEVEL: 0x1F\n' >"$TMP/alias.yaml"
+set +e
+clean "$ENVFS_BIN" check -b maxtext -a gfx950 --config "$TMP/alias.yaml" >"$TMP/out" 2>"$TMP/err"
+set -e
+grep -q 'PGPASS_COPY: the unquoted value is an int' "$TMP/err" || fail "no warning for the alias: $(cat "$TMP/err")"
+! grep -qF 98765432101 "$TMP/out" "$TMP/err" || fail "check quoted an alias of a secret"
+grep -qF 0x1F "$TMP/err" || fail "the control: OTHER_LEVEL's warning lost its text"
 echo "ok: secrets"
