@@ -171,7 +171,10 @@ int sim_flags_apply(struct sim *s, uint32_t vi, const struct spec *sp,
 					   "defaults skipped", e->name)) < 0)
 			goto out;
 		if (managed->len && s->full) {
-			const char *at = e->secret ? NULL :
+			/* The managed list is built from other variables
+			 * (XLA_GPU_AUTOTUNE_LEVEL): quoted only when nothing
+			 * secret went into it. */
+			const char *at = e->secret || managed->secret ? NULL :
 					 strstr(managed->val, "--xla_gpu_autotune_level=");
 			const struct config_entry *ce = NULL;
 

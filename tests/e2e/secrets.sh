@@ -211,4 +211,15 @@ set -e
 grep -q 'PGPASS_COPY: the unquoted value is an int' "$TMP/err" || fail "no warning for the alias: $(cat "$TMP/err")"
 ! grep -qF 98765432101 "$TMP/out" "$TMP/err" || fail "check quoted an alias of a secret"
 grep -qF 0x1F "$TMP/err" || fail "the control: OTHER_LEVEL's warning lost its text"
+
+# The managed flag list built from a secret is quoted in no warning:
+# PE116 named '--xla_gpu_autotune_level=<the value>' of a secret level.
+printf 'env:\n  XLA_FLAGS: "--xla_gpu_enable_triton_gemm=false"\n' >"$TMP/own.yaml"
+printf 'XLA_GPU_AUTOTUNE_LEVEL=S3K\n' >"$TMP/s3k.env"
+set +e
+clean "$ENVFS_BIN" check -b maxtext -a gfx950 --config "$TMP/own.yaml" --secret XLA_GPU_AUTOTUNE_LEVEL \
+	--env-file "$TMP/s3k.env" >"$TMP/out" 2>"$TMP/err"
+set -e
+grep -q 'PE116' "$TMP/err" || fail "no PE116: $(cat "$TMP/err")"
+! grep -q S3K "$TMP/out" "$TMP/err" || fail "PE116 quoted a secret flag value: $(grep S3K "$TMP/err")"
 echo "ok: secrets"
