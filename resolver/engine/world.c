@@ -257,7 +257,8 @@ static int load_slurm(struct world *w, const struct envfs_inputs *in, const stru
 	int err;
 
 	if (!prev)
-		return slurm_detect(in->host_env, &w->slurm, &w->slurm_diags);
+		return slurm_detect(in->host_env, world_name_secret(w, "MASTER_ADDR"), &w->slurm,
+				    &w->slurm_diags);
 	for (k = 0; k < prev->slurm.n; k++) {
 		const struct env_pair *p = &prev->slurm.v[k];
 

@@ -154,7 +154,8 @@ static size_t label_len(const char *h)
 	return strcspn(h, ".");
 }
 
-int slurm_detect(char *const *env, struct env_list *out, struct diag_list *diags)
+int slurm_detect(char *const *env, bool addr_secret, struct env_list *out,
+		 struct diag_list *diags)
 {
 	struct strbuf host = STRBUF_INIT;
 	const char *list, *how = NULL, *why = NULL, *addr;
@@ -194,7 +195,7 @@ int slurm_detect(char *const *env, struct env_list *out, struct diag_list *diags
 			       "MASTER_ADDR=%s in the environment is not the first host of "
 			       "SLURM_NODELIST (%s): primus-cli-slurm-entry.sh exits (MASTER_ADDR "
 			       "must match the first host in SLURM_NODELIST); unset it or pass "
-			       "--env MASTER_ADDR", addr, sb_str(&host));
+			       "--env MASTER_ADDR", addr_secret ? "<redacted>" : addr, sb_str(&host));
 	else
 		err = add(out, "MASTER_ADDR", addr, "slurm:MASTER_ADDR (the first host's)");
 out:

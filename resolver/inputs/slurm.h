@@ -17,15 +17,19 @@
 #ifndef ENVFS_SLURM_H
 #define ENVFS_SLURM_H
 
+#include <stdbool.h>
+
 #include "diag.h"
 #include "inherit.h"
 
 /* Appends to out the variables the entry derives from env (the daemon's
  * environment; NULL: none), each with its source ("slurm:SLURM_NNODES"),
  * and to diags a warning when the node list cannot be expanded and an
- * error when env's MASTER_ADDR is another host (the entry exits 2).
+ * error when env's MASTER_ADDR is another host (the entry exits 2),
+ * which quotes that MASTER_ADDR unless addr_secret says it is one.
  * Runs scontrol (bounded) when the node list is set. Returns 0 or
  * -ENOMEM. */
-int slurm_detect(char *const *env, struct env_list *out, struct diag_list *diags);
+int slurm_detect(char *const *env, bool addr_secret, struct env_list *out,
+		 struct diag_list *diags);
 
 #endif

@@ -222,4 +222,12 @@ clean "$ENVFS_BIN" check -b maxtext -a gfx950 --config "$TMP/own.yaml" --secret 
 set -e
 grep -q 'PE116' "$TMP/err" || fail "no PE116: $(cat "$TMP/err")"
 ! grep -q S3K "$TMP/out" "$TMP/err" || fail "PE116 quoted a secret flag value: $(grep S3K "$TMP/err")"
+
+# PE211 quotes the environment's MASTER_ADDR only when it is no secret.
+set +e
+clean SLURM_JOB_ID=1 SLURM_NODELIST=node1 MASTER_ADDR=SEKRIThost "$ENVFS_BIN" check --secret MASTER_ADDR \
+	--env MASTER_ADDR=node1 -b maxtext -a gfx950 >"$TMP/out" 2>"$TMP/err"
+set -e
+grep -q 'PE211' "$TMP/err" || fail "no PE211: $(cat "$TMP/err")"
+! grep -q SEKRIThost "$TMP/out" "$TMP/err" || fail "PE211 quoted a secret MASTER_ADDR"
 echo "ok: secrets"
