@@ -50,8 +50,10 @@ struct envfs_sync_hooks {
 	void (*published)(struct syncd *sd);                    /* syncd_published */
 	/* A commit through the mount (commit.c). */
 	int (*commit)(struct syncd *sd, const struct hist_writer *who, const char *backend,
-		      const char *arch, const char *const *names, size_t n, bool excl,
-		      const char *cause, const struct snapshot *snap); /* syncd_commit */
+		      const char *arch, const char *const *names, size_t n, unsigned mine,
+		      bool excl, const char *cause,
+		      const struct snapshot *snap);             /* syncd_commit */
+	void (*readopt)(struct syncd *sd, struct inval_list *inval); /* syncd_readopt */
 	bool (*key_present)(struct syncd *sd, const char *backend, const char *arch,
 			    const char *name);                  /* syncd_key_present */
 	int (*catch_up)(struct syncd *sd, const struct timespec *t0); /* syncd_catch_up */

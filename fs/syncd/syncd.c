@@ -370,6 +370,9 @@ void syncd_free(struct syncd *sd)
 	free(sd->stalled_key);
 	syncd_unknown_release(sd);
 	syncd_items_free(sd->fresh);
+	for (i = 0; i < sd->nreadopt; i++)
+		free(sd->readopt[i]);
+	free(sd->readopt);
 	if (sd->wcli)
 		sd->api->close(sd->wcli);
 	if (sd->fcli)
@@ -397,6 +400,7 @@ const struct envfs_sync_hooks syncd_hooks = {
 	.take_startup = syncd_take_startup,
 	.published = syncd_published,
 	.commit = syncd_commit,
+	.readopt = syncd_readopt,
 	.key_present = syncd_key_present,
 	.catch_up = syncd_catch_up,
 	.may_retry = syncd_may_retry,

@@ -67,7 +67,8 @@ void syncd_free(struct syncd *sd);
  * fs->ov has them now) in etcd in one txn, deletes the keys of those
  * without one; excl: names[0]'s key must not exist (O_EXCL,
  * RENAME_NOREPLACE). A name that is secret in snap, or whose override is
- * private, or that the specs mark `scope: node`, stays node-local
+ * private, or that the specs mark `scope: node`, or in mine (bit i:
+ * names[i] was a private override and is removed), stays node-local
  * (status lists it). Each key is compared with
  * the revision this node has of it, and the node's fence with where the
  * node left it (syncd_fence.c); the fence's token names cause
@@ -82,8 +83,14 @@ void syncd_free(struct syncd *sd);
  * is learned). status' sync_last_error says which. */
 struct hist_writer;
 int syncd_commit(struct syncd *sd, const struct hist_writer *who, const char *backend,
-		 const char *arch, const char *const *names, size_t n, bool excl, const char *cause,
-		 const struct snapshot *snap);
+		 const char *arch, const char *const *names, size_t n, unsigned mine, bool excl,
+		 const char *cause, const struct snapshot *snap);
+/* After a syncd_commit that succeeded with names in mine (bit i: names[i]
+ * was a private override, removed): the node takes each one's value
+ * from etcd, the run's that the private override hid and the watch
+ * passed over, as another node's change (publish_lock held). Nothing
+ * kept: a no-op. */
+void syncd_readopt(struct syncd *sd, struct inval_list *inval);
 /* Whether etcd has backend/arch/name's key, as far as this node knows
  * (publish_lock held). */
 bool syncd_key_present(struct syncd *sd, const char *backend, const char *arch,

@@ -227,9 +227,72 @@ int syncd_catch_up(struct syncd *sd, const struct timespec *t0)
 	return done ? 0 : -EIO;
 }
 
+/* Keeps rel (the key of a private override a commit removes) for
+ * syncd_readopt; publish_lock held. */
+static int keep_readopt(struct syncd *sd, const char *rel)
+{
+	char **v = realloc(sd->readopt, (sd->nreadopt + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	sd->readopt = v;
+	if (!(v[sd->nreadopt] = strdup(rel)))
+		return -ENOMEM;
+	sd->nreadopt++;
+	return 0;
+}
+
+void syncd_readopt(struct syncd *sd, struct inval_list *inval)
+{
+	size_t i;
+
+	for (i = 0; i < sd->nreadopt; i++) {
+		struct etcd_range r = { 0 };
+		struct syncd_item it = { .kind = IT_CHANGE };
+		struct syncd_key *k;
+		const char *value = NULL;
+		char *key = NULL;
+		size_t len = 0;
+		bool take = false;
+
+		if (asprintf(&key, "%s%s", sd->prefix, sd->readopt[i]) < 0) {
+			key = NULL;
+			goto next;
+		}
+		/* The key as the watch passed it (the node has seen its
+		 * revision): taken now, in order. Newer than that: the watch
+		 * brings it, the override no longer in its way. */
+		if (sd->api->get(sd->cli, key, &r) < 0 || !r.n ||
+		    syncd_value_decode(r.kvs[0].value, r.kvs[0].value_len, &value, &len) < 0)
+			goto next;
+		pthread_mutex_lock(&sd->lock);
+		k = syncd_key_find(sd, sd->readopt[i]);
+		if (k && k->present && r.kvs[0].mod_revision <= k->rev) {
+			take = true;
+			/* wanted() passes over what the node has seen. */
+			k->rev = r.kvs[0].mod_revision - 1;
+		}
+		pthread_mutex_unlock(&sd->lock);
+		if (!take)
+			goto next;
+		it.key = sd->readopt[i];
+		it.value = (char *)value;
+		it.len = len;
+		it.rev = r.kvs[0].mod_revision;
+		syncd_apply_items(sd, &it, NULL, inval);
+next:
+		sd->api->range_free(&r);
+		free(key);
+		free(sd->readopt[i]);
+	}
+	free(sd->readopt);
+	sd->readopt = NULL;
+	sd->nreadopt = 0;
+}
+
 int syncd_commit(struct syncd *sd, const struct hist_writer *who, const char *backend,
-		 const char *arch, const char *const *names, size_t n, bool excl, const char *cause,
-		 const struct snapshot *snap)
+		 const char *arch, const char *const *names, size_t n, unsigned mine, bool excl,
+		 const char *cause, const struct snapshot *snap)
 {
 	struct envfs *fs = sd->fs;
 	struct etcd_op ops[3];
@@ -255,13 +318,23 @@ int syncd_commit(struct syncd *sd, const struct hist_writer *who, const char *ba
 		 * and the unset it leaves must not take other nodes' own.
 		 * So does a node-scoped name (NODE_RANK): shared, it would
 		 * give every node the writer's value. */
-		secret = (v && v->secret) || (o && o->private) ||
+		secret = (v && v->secret) || (o && o->private) || (mine & (1u << i)) ||
 			 world_name_secret(fs->world, names[i]);
 
 		if (secret || world_node_scoped(fs->world, names[i])) {
 			pthread_mutex_unlock(&fs->ov_lock);
 			if ((err = note_local(sd, backend, arch, names[i], secret)) < 0)
 				goto out;
+			if ((mine & (1u << i)) && !o && !world_node_scoped(fs->world, names[i]) &&
+			    !world_name_secret(fs->world, names[i])) {
+				const char *rel0;
+				char *k0 = syncd_key_of(sd, backend, arch, names[i], &rel0);
+
+				err = k0 ? keep_readopt(sd, rel0) : -ENOMEM;
+				free(k0);
+				if (err < 0)
+					goto out;
+			}
 			/* excl is about names[0], which is not in etcd. */
 			if (i == 0)
 				excl = false;

@@ -88,6 +88,10 @@ struct syncd {
 	                                        left it (publish_lock) */
 	uint64_t fence_nonce, fence_seq;     /* the tokens' (publish_lock) */
 	struct syncd_unknown *unknown;       /* publish_lock; status: lock too */
+	char **readopt;                      /* keys (relative) whose private
+	                                        override a commit removed, for
+	                                        syncd_readopt (publish_lock) */
+	size_t nreadopt;
 	struct syncd_item *fresh;            /* where a failed compare read the
 	                                        keys, for syncd_catch_up
 	                                        (publish_lock) */

@@ -260,9 +260,15 @@ static void note_items(struct syncd *sd, struct syncd_item **v, size_t n, bool a
 	size_t i;
 
 	pthread_mutex_lock(&sd->lock);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		struct syncd_key *k;
+
 		if (syncd_key_note(sd, v[i]->key, v[i]->rev, !v[i]->drop) < 0)
 			snprintf(sd->last_error, sizeof(sd->last_error), "apply: %s", strerror(ENOMEM));
+		/* The run's value now: no longer kept on the node. */
+		else if (applied && (k = syncd_key_find(sd, v[i]->key)))
+			k->secret = false;
+	}
 	if (applied && n) {
 		sd->nremote_applied += n;
 		clock_gettime(CLOCK_REALTIME, &sd->last_applied);

@@ -183,13 +183,19 @@ static int share(struct envfs *fs, const char *backend, const char *arch,
 		 const struct snapshot *snap)
 {
 	const char *names[2];
+	unsigned mine = 0;
 	size_t i;
 
 	if (!fs->sync || (flags & (APPLY_REMOTE | APPLY_LOCAL)) || ch[0].privacy)
 		return 0;
-	for (i = 0; i < nch && i < 2; i++)
+	for (i = 0; i < nch && i < 2; i++) {
 		names[i] = ch[i].name;
-	return fs->sync_hooks->commit(fs->sync, ch[0].who, backend, arch, names, i,
+		/* The rm (or mv away) of a private override is this node's
+		 * alone: the run's value it hid stays the run's. */
+		if (ch[i].remove && ch[i].had && ch[i].had_private)
+			mine |= 1u << i;
+	}
+	return fs->sync_hooks->commit(fs->sync, ch[0].who, backend, arch, names, i, mine,
 				      flags & APPLY_EXCL, hist_cause_name(cause_of(ch, nch, flags)),
 				      snap);
 }
@@ -256,6 +262,10 @@ static int apply(struct envfs *fs, struct epoch *prev, const char *backend,
 						.cause = cause_of(ch, nch, flags),
 						.who = ch[0].who }, inval);
 	next = NULL;
+	/* A private override gone: the run's value it hid, as the watch
+	 * passed it over. */
+	if (shared)
+		fs->sync_hooks->readopt(fs->sync, inval);
 	goto out;
 undo:
 	pthread_mutex_lock(&fs->ov_lock);

@@ -78,6 +78,33 @@ node_wait_value 3 ENVFS_PLAIN shared-3
 ectl get --prefix "" >"$TMP/all"
 ! no_secret_entries "$TMP/all" | grep >/dev/null -E "HF_TOKEN" ||
 	fail "the rm of a secret put its key in etcd: $(no_secret_entries "$TMP/all" | grep HF_TOKEN)"
+
+# A private override over the run's shared value: its rm or mv is this
+# node's alone. They deleted the run's key, taking the value from every
+# other node (found by an attack); the node takes the run's value back.
+key="/primus-envfs/runs/$RUN/overrides/$DIR_BA/ENVFS_PRIV_X"
+echo shared-x >"$(node_dir 1)/ENVFS_PRIV_X"
+node_wait_value 0 ENVFS_PRIV_X shared-x
+chmod 600 "$(node_dir 0)/ENVFS_PRIV_X" || fail "chmod 600 on node 0"
+echo mine-x >"$(node_dir 0)/ENVFS_PRIV_X"
+[ "$(ectl get "$key" --print-value-only)" = "=shared-x" ] || fail "node 0's private write reached etcd"
+rm "$(node_dir 0)/ENVFS_PRIV_X" || fail "rm of the private override on node 0"
+[ "$(ectl get "$key" --print-value-only)" = "=shared-x" ] ||
+	fail "the rm of node 0's private override deleted the run's key: $(ectl get "$key")"
+[ "$(node_read 0 ENVFS_PRIV_X)" = shared-x ] || fail "node 0 after its rm: $(node_read 0 ENVFS_PRIV_X), not the run's"
+! node_status 0 | grep -q "^sync_local $DIR_BA/ENVFS_PRIV_X:" ||
+	fail "node 0's status still keeps the run's value local: $(node_status 0 | grep ENVFS_PRIV_X)"
+echo shared-y >"$(node_dir 1)/ENVFS_PLAIN"
+node_wait_value 0 ENVFS_PLAIN shared-y
+[ "$(node_read 1 ENVFS_PRIV_X)" = shared-x ] || fail "node 1 lost the run's value: $(node_read 1 ENVFS_PRIV_X)"
+chmod 600 "$(node_dir 0)/ENVFS_PRIV_X" && echo mine-x2 >"$(node_dir 0)/ENVFS_PRIV_X" ||
+	fail "the private override again"
+mv "$(node_dir 0)/ENVFS_PRIV_X" "$(node_dir 0)/ENVFS_PRIV_Z" || fail "mv of the private override"
+[ "$(ectl get "$key" --print-value-only)" = "=shared-x" ] ||
+	fail "the mv of node 0's private override deleted the run's key"
+[ -z "$(ectl get "${key%X}Z")" ] || fail "the mv put the private value's key in etcd"
+[ "$(node_read 0 ENVFS_PRIV_Z)" = mine-x2 ] && [ "$(node_read 0 ENVFS_PRIV_X)" = shared-x ] ||
+	fail "node 0 after its mv: Z=$(node_read 0 ENVFS_PRIV_Z) X=$(node_read 0 ENVFS_PRIV_X)"
 for i in 0 1 2 3; do node_umount "$i"; done
 ! grep -qF -e "$S1" -e "$S2" "${NODE_ERR_FILES[@]}" "$TMP"/etcd.*.log || fail "a log holds a secret"
 echo "ok"
