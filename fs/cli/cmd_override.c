@@ -393,6 +393,21 @@ static int state_change(const struct cli_args *a, const struct world *w,
 		rc = OV_UNUSABLE;
 		goto out;
 	}
+	/* A --sync node's state: the run's overrides replace it at the
+	 * node's next start, so a change made here would be lost. */
+	if (op != OP_GET && ov.sync_run) {
+		struct strbuf f = STRBUF_INIT, n = STRBUF_INIT, r = STRBUF_INIT;
+
+		rc = say(t, OV_FAILED, "%s is the state of node %s in the --sync run %s: a change "
+			 "made here does not reach the run, and the node's next start replaces "
+			 "it with the run's overrides; write it through a mount of the run "
+			 "(%s --mount DIR ...); nothing changed", shown(&f, a->ci.state),
+			 shown(&n, ov.sync_node), shown(&r, ov.sync_run), t->cmd->name);
+		sb_release(&f);
+		sb_release(&n);
+		sb_release(&r);
+		goto out;
+	}
 	if ((err = resolve_dir(w, &ov, t->backend, arch, &s)) < 0) {
 		fprintf(stderr, "primus-envfs: %s: %s\n", t->cmd->name, strerror(-err));
 		goto out;

@@ -157,6 +157,24 @@ int syncd_take_startup(struct syncd *sd, const struct world *w)
 		pp = &it->next;
 	}
 	pthread_mutex_lock(&fs->ov_lock);
+	/* The state says whose it is in the run, so that set --state
+	 * refuses a change this node's next start would replace. */
+	if (!fs->ov.sync_run || strcmp(fs->ov.sync_run, sd->so->run) ||
+	    !fs->ov.sync_node || strcmp(fs->ov.sync_node, sd->so->node)) {
+		char *run = strdup(sd->so->run), *node = strdup(sd->so->node);
+
+		if (!run || !node) {
+			free(run);
+			free(node);
+			err = -ENOMEM;
+		} else {
+			free(fs->ov.sync_run);
+			free(fs->ov.sync_node);
+			fs->ov.sync_run = run;
+			fs->ov.sync_node = node;
+			changed = true;
+		}
+	}
 	for (it = sd->startup; it && err == 0; it = it->next) {
 		const struct override *o;
 

@@ -155,6 +155,8 @@ void override_set_release(struct override_set *ov)
 	}
 	free(ov->v);
 	hindex_release(&ov->index);
+	free(ov->sync_run);
+	free(ov->sync_node);
 	memset(ov, 0, sizeof(*ov));
 }
 

@@ -45,6 +45,9 @@ struct override_set {
 	                                  start-up read of n keys costs n,
 	                                  not n^2 (change v only through
 	                                  the override_set_* calls) */
+	char *sync_run, *sync_node;    /* the --sync run and node these are
+	                                  the state of (the state file's
+	                                  sync:), or NULL; owned */
 };
 
 /* Override bookkeeping; value NULL records an unset. Copies its inputs. */

@@ -139,8 +139,18 @@ int statefile_render(const struct override_set *ov, struct strbuf *out)
 		n += !ov->v[k].pending || ov->v[k].over_unset;
 	if ((err = sb_addf(out, "# primus-envfs override state (docs/STATE.md). The mount rewrites\n"
 			   "# this file on every change; edit it only while nothing mounts it.\n"
-			   "version: %d\noverrides:%s\n", STATEFILE_VERSION,
-			   n ? "" : " []")) < 0)
+			   "version: %d\n", STATEFILE_VERSION)) < 0)
+		return err;
+	/* Whose state in a --sync run: set --state refuses it (the run's
+	 * overrides replace it at the node's next start). */
+	if (ov->sync_run && ov->sync_node &&
+	    ((err = sb_adds(out, "sync: {run: ")) < 0 ||
+	     (err = add_quoted(out, ov->sync_run, strlen(ov->sync_run))) < 0 ||
+	     (err = sb_adds(out, ", node: ")) < 0 ||
+	     (err = add_quoted(out, ov->sync_node, strlen(ov->sync_node))) < 0 ||
+	     (err = sb_adds(out, "}\n")) < 0))
+		return err;
+	if ((err = sb_addf(out, "overrides:%s\n", n ? "" : " []")) < 0)
 		return err;
 	if (!n)
 		return 0;
@@ -375,12 +385,35 @@ out:
 	return err;
 }
 
+/* sync: {run: R, node: N} into *run and *node (caller-owned). */
+static int load_sync(struct lctx *c, const struct ynode *m, char **run, char **node)
+{
+	const struct ynode *r, *n;
+	size_t i;
+
+	if (m->kind != YN_MAP)
+		return bad(c, m, "sync is a mapping with run and node, not a %s",
+			   ynode_kind_name(m->kind));
+	for (i = 0; i < m->npairs; i++)
+		if (!yscalar_is(m->pairs[i].key, "run") && !yscalar_is(m->pairs[i].key, "node"))
+			return bad(c, m->pairs[i].key, "unknown key in sync (expected run and node)");
+	if (!(r = ymap_get(m, "run")) || !(n = ymap_get(m, "node")))
+		return bad(c, m, "sync has no %s", r ? "node" : "run");
+	if (r->kind != YN_SCALAR || n->kind != YN_SCALAR || !r->len || !n->len)
+		return bad(c, r->kind != YN_SCALAR || !r->len ? r : n,
+			   "sync's run and node are names");
+	if (!(*run = xstrndup(r->str, r->len)) || !(*node = xstrndup(n->str, n->len)))
+		return -ENOMEM;
+	return 0;
+}
+
 static int load_doc(const struct ydoc *doc, struct override_set *ov,
 		    struct diag_list *diags)
 {
 	struct lctx c = { doc->file, diags };
 	struct override_set tmp = { 0 };
-	const struct ynode *root = doc->root, *ver, *list;
+	const struct ynode *root = doc->root, *ver, *list, *sync;
+	char *run = NULL, *node = NULL;
 	size_t i;
 	int err = 0;
 
@@ -391,8 +424,9 @@ static int load_doc(const struct ydoc *doc, struct override_set *ov,
 	for (i = 0; i < root->npairs; i++) {
 		const struct ynode *key = root->pairs[i].key;
 
-		if (!yscalar_is(key, "version") && !yscalar_is(key, "overrides"))
-			return bad(&c, key, "unknown key (expected version and overrides)");
+		if (!yscalar_is(key, "version") && !yscalar_is(key, "overrides") &&
+		    !yscalar_is(key, "sync"))
+			return bad(&c, key, "unknown key (expected version, sync and overrides)");
 	}
 	if (!(ver = ymap_get(root, "version")))
 		return bad(&c, root, "no version");
@@ -404,6 +438,8 @@ static int load_doc(const struct ydoc *doc, struct override_set *ov,
 	if (list->kind != YN_SEQ)
 		return bad(&c, list, "overrides must be a sequence, not a %s",
 			   ynode_kind_name(list->kind));
+	if ((sync = ymap_get(root, "sync")) && (err = load_sync(&c, sync, &run, &node)) < 0)
+		goto out;
 	for (i = 0; i < list->nitems && err == 0; i++)
 		err = load_entry(&c, list->items[i], &tmp);
 	/* All or nothing: a bad entry leaves ov as it was. */
@@ -412,6 +448,14 @@ static int load_doc(const struct ydoc *doc, struct override_set *ov,
 					    tmp.v[i].value, tmp.v[i].value_len)) == 0)
 			err = override_set_mark_private(ov, tmp.v[i].backend, tmp.v[i].arch,
 							tmp.v[i].name, tmp.v[i].private);
+	if (err == 0 && run && !ov->sync_run) {
+		ov->sync_run = run;
+		ov->sync_node = node;
+		run = node = NULL;
+	}
+out:
+	free(run);
+	free(node);
 	override_set_release(&tmp);
 	return err;
 }

@@ -71,4 +71,19 @@ run_unset_rc=0
 NODE_STDERR_ALLOW='etcd|sync|commit|unreachable|connect|lease|register|timed out'
 node_umount 0
 node_umount 1
+
+# The state of a --sync node, offline: a set or unset there would not
+# reach the run, and the node's next start replaces it with the run's
+# overrides (it exited 0, and the start then dropped it, saying the run
+# had removed it): refused, naming the run and the node; get still reads.
+cp "$TMP/state.0" "$TMP/state.before"
+grep -q "^sync: {run: \"$RUN\", node: \"node0\"}\$" "$TMP/state.0" ||
+	fail "the state of a --sync node does not say its run: $(head -5 "$TMP/state.0")"
+for op in "set $DIR_BA ENVFS_OFFLINE 1" "unset $DIR_BA $V"; do
+	run 1 "$ENVFS_BIN" ${op%% *} --state "$TMP/state.0" ${op#* }
+	grep -q "is the state of node node0 in the --sync run $RUN" "$TMP/err" &&
+		grep -q -- "--mount" "$TMP/err" || fail "${op%% *} --state of a --sync node's state: $(cat "$TMP/err")"
+done
+cmp -s "$TMP/state.0" "$TMP/state.before" || fail "a refused offline change changed the state file"
+run 0 "$ENVFS_BIN" get --state "$TMP/state.0" "$DIR_BA" NNODES
 echo "sync set: all checks passed"

@@ -162,6 +162,32 @@ static void test_statefile__empty_set_and_empty_file_load_as_nothing(void **stat
 	assert_int_equal(d.n, 0);
 }
 
+/* A --sync node's state says whose it is; it round-trips, and a bad one
+ * is refused with its place. */
+static void test_statefile__sync_owner_round_trips(void **state)
+{
+	struct override_set ov = { 0 }, back = { 0 };
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	put(&ov, "A", "1", 1);
+	assert_non_null(ov.sync_run = strdup("job \"7\""));
+	assert_non_null(ov.sync_node = strdup("node0"));
+	assert_int_equal(statefile_render(&ov, &sb), 0);
+	assert_non_null(strstr(sb_str(&sb), "\nsync: {run: \"job \\\"7\\\"\", node: \"node0\"}\n"));
+	round_trip(&ov, &back);
+	assert_string_equal(back.sync_run, "job \"7\"");
+	assert_string_equal(back.sync_node, "node0");
+	assert_value(&back, "A", "1", 1);
+	assert_prefix(refused("version: 1\nsync: {run: r}\noverrides: []\n"), "s.yaml:2:");
+	assert_prefix(refused("version: 1\nsync: [r, n]\noverrides: []\n"), "s.yaml:2:");
+	assert_prefix(refused("version: 1\nsync: {run: r, node: n, x: 1}\noverrides: []\n"),
+		      "s.yaml:2:");
+	sb_release(&sb);
+	override_set_release(&ov);
+	override_set_release(&back);
+}
+
 static void test_statefile__bad_documents_are_refused_whole_with_their_place(void **state)
 {
 	(void)state;
@@ -381,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_statefile__values_longer_than_the_limit_are_refused),
 		cmocka_unit_test(test_statefile__a_state_past_the_write_bound_renders_and_loads_back),
 		cmocka_unit_test(test_statefile__a_state_too_big_to_load_back_is_not_rendered),
+		cmocka_unit_test(test_statefile__sync_owner_round_trips),
 		cmocka_unit_test(test_statefile__save_replaces_the_file_privately_and_leaves_no_temporary),
 	};
 
