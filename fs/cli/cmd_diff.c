@@ -596,6 +596,21 @@ int cmd_diff(int argc, char **argv)
 				goto out;
 			}
 			b_parsed = true;
+			/* Only options come after --: a word that is none
+			 * would be dropped, and the sides compared without it. */
+			if (b.noperands > a.noperands) {
+				struct strbuf w = STRBUF_INIT;
+
+				if (text_escape_max(&w, b.operands[a.noperands],
+						    strlen(b.operands[a.noperands]), 128) < 0)
+					sb_reset(&w);
+				snprintf(msg, sizeof(msg), "unexpected argument '%s' after --: the "
+					 "second side's inputs are options (--config FILE, --env "
+					 "NAME=VALUE, ...)", sb_str(&w));
+				sb_release(&w);
+				rc = cli_usage_error(&cmd, "%s", msg);
+				goto out;
+			}
 			b.backend = a.backend;
 			b.arch = a.arch;
 			b.dir_from = a.dir_from;

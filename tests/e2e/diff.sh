@@ -321,6 +321,15 @@ d nodir --config a.yaml -- --config b.yaml
 expect_rc 64 nodir
 d three $DIR record:run.json record:run.json record:run.json
 expect_rc 64 three
+# Words after -- are the second side's inputs: a word that is no option
+# there is refused, not dropped (diff compared without it and exited 1).
+d extra $DIR --config a.yaml -- --config b.yaml stray words
+expect_rc 64 extra
+grep -q "unexpected argument 'stray' after --" "$TMP/extra.err" || fail "extra: $(cat "$TMP/extra.err")"
+d extra2 $DIR --config a.yaml -- --config b.yaml -- more
+expect_rc 64 extra2
+d extra3 $DIR record:run.json -- --config b.yaml stray
+expect_rc 64 extra3
 
 # --- the other JSON outputs against their schemas ---
 clean "$ENVFS_BIN" check --config a.yaml --format json >"$TMP/check.json" || true
