@@ -22,6 +22,7 @@
 #include "commands.h"
 #include "diff_inputs.h"
 #include "env_diff.h"
+#include "flag_token.h"
 #include "history.h"
 #include "history_decode.h"
 #include "infile.h"
@@ -242,8 +243,53 @@ static struct rr_var *doc_var(struct rr_doc *d, const char *name)
 	return NULL;
 }
 
+/* A flag list's flags from its value alone, as the resolver keys them
+ * (the text before '=', the last token winning, in order of first
+ * appearance), for a side that keeps only values (a generation): the
+ * diff then names the flags that differ, not every flag. The layer of
+ * each is not known (NULL). 0 or -ENOMEM. */
+static int flags_from_value(struct rr_doc *d, struct rr_var *v)
+{
+	const char *t = v->value, *end = t ? t + v->value_len : NULL, *at;
+	size_t n = 0, cap = 0, k, len, key_len;
+	struct rr_flag *f = NULL;
+
+	v->flags = NULL;
+	v->nflags = 0;
+
+	while (t && flag_token_next(&t, end, &at, &len, &key_len)) {
+		char *flag, *tok;
+
+		if (!(tok = arena_strndup(d->arena, at, len)) ||
+		    !(flag = arena_strndup(d->arena, at, key_len)))
+			return -ENOMEM;
+		for (k = 0; k < n && strcmp(f[k].flag, flag); k++)
+			;
+		if (k == n) {
+			if (n == cap) {
+				size_t nc = cap ? 2 * cap : 16;
+				struct rr_flag *g = arena_alloc(d->arena, nc * sizeof(*g));
+
+				if (!g)
+					return -ENOMEM;
+				if (n)
+					memcpy(g, f, n * sizeof(*f));
+				f = g;
+				cap = nc;
+			}
+			f[n++].flag = flag;
+		}
+		f[k].token = tok;
+		f[k].token_len = len;
+		f[k].layer = NULL;
+	}
+	v->flags = f;
+	v->nflags = n;
+	return 0;
+}
+
 /* Sets v, of d, to what a history value says (the flags are not kept
- * there). */
+ * there: a flag list's come from its value, flags_from_value). */
 static int take_hist_value(struct rr_doc *d, struct rr_var *v, const struct hist_value *h,
 			   bool secret)
 {
@@ -261,7 +307,7 @@ static int take_hist_value(struct rr_doc *d, struct rr_var *v, const struct hist
 	v->exported = h->set;
 	v->secret = secret;
 	v->nflags = 0;
-	return 0;
+	return v->is_flags && !secret ? flags_from_value(d, v) : 0;
 }
 
 /* Appends an empty variable name to d; NULL when out of memory. */

@@ -7,6 +7,7 @@
  * wins and is consumed, never exported. The effective flags are the tokens
  * keyed by the text before '=', the last winning, in order of first
  * appearance. */
+#include "flag_token.h"
 #include "resolve_sim.h"
 
 #include <errno.h>
@@ -20,11 +21,6 @@ struct part {
 	size_t len;
 	enum layer layer;
 };
-
-static bool flag_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n';
-}
 
 /* A flag given again: the last wins, which is worth knowing (info), and a
  * warning when the one that loses came with --env and a later step's
@@ -55,21 +51,14 @@ static int effective_flags(struct sim *s, struct evar *e, const struct part *par
 	int err = -ENOMEM;
 
 	for (p = 0; p < nparts; p++) {
-		const char *t = parts[p].text, *end = t + parts[p].len;
+		const char *t = parts[p].text, *end = t + parts[p].len, *at;
+		size_t len, key_len;
 
-		while (t < end) {
-			const char *q, *eq;
+		while (flag_token_next(&t, end, &at, &len, &key_len)) {
 			char *key, *tok;
 
-			while (t < end && flag_space(*t))
-				t++;
-			if (t == end)
-				break;
-			for (q = t; q < end && !flag_space(*q); q++)
-				;
-			eq = memchr(t, '=', (size_t)(q - t));
-			if (!(tok = arena_strndup(s->arena, t, (size_t)(q - t))) ||
-			    !(key = arena_strndup(s->arena, t, (size_t)((eq ? eq : q) - t))))
+			if (!(tok = arena_strndup(s->arena, at, len)) ||
+			    !(key = arena_strndup(s->arena, at, key_len)))
 				goto out;
 			for (k = 0; k < n && strcmp(f[k].key, key); k++)
 				;
@@ -84,7 +73,6 @@ static int effective_flags(struct sim *s, struct evar *e, const struct part *par
 			}
 			f[k].token = tok;
 			f[k].layer = parts[p].layer;
-			t = q;
 		}
 	}
 	for (k = 0; k < n; k++)

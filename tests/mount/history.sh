@@ -71,6 +71,21 @@ set +e
 rc=$?
 set -e
 [ "$rc" -eq 2 ] && grep -q 'keeps no generation 99999' "$TMP/dg.err" || fail "gen:99999: exit $rc, $(cat "$TMP/dg.err")"
+# Against a generation, XLA_FLAGS is compared flag by flag too: one
+# flag appended shows as that flag alone (every flag was shown removed,
+# the generation's side having no flags).
+g=$(sed -n 's/^generation: //p' "$MNT/status")
+echo "--xla_hist_extra=1" >"$dir/XLA_FLAGS_APPEND"
+set +e
+"$ENVFS_BIN" diff "mount:$MNT" "gen:$g" -b maxtext -a gfx950 >"$TMP/dx" 2>"$TMP/dx.err"
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "diff gen:$g after an append: exit $rc: $(cat "$TMP/dx" "$TMP/dx.err")"
+grep -qx '  removed --xla_hist_extra: "--xla_hist_extra=1" override' "$TMP/dx" ||
+	fail "diff gen:$g: the appended flag: $(cat "$TMP/dx")"
+[ "$(grep -c '^  removed --\|^  added --\|^  changed --' "$TMP/dx")" -eq 1 ] ||
+	fail "diff gen:$g names other flags than the appended one: $(cat "$TMP/dx")"
+rm "$dir/XLA_FLAGS_APPEND"
 # Another directory's history does not show these.
 hist maxtext/gfx942 NNODES | grep >/dev/null 'NNODES' && fail "maxtext/gfx942 shows gfx950's change"
 
