@@ -73,6 +73,9 @@ int inputs_trust_check(const struct envfs_inputs *in, struct diag_list *out)
 	for (k = 0; k < in->ninherit; k++)
 		if ((err = check_one(in->inherit[k], out)) < 0)
 			goto out;
+	for (k = 0; k < in->nenv_files; k++)
+		if ((err = check_one(in->env_files[k], out)) < 0)
+			goto out;
 	/* A directory others can write makes every spec in it theirs: one
 	 * warning says so, not one per file. */
 	if (!in->specs_dir || (err = check_one(in->specs_dir, out)) != 0)

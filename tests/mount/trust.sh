@@ -50,6 +50,17 @@ grep -q "^$specs/maxtext.yaml: warning: another user can change this file (writa
 	fail "no warning for the spec file: $(cat "$TMP/check.out")"
 grep -q "^$specs/torchtitan.yaml: warning: another user can change this file (directory $open is writable by others (mode 0777))" "$TMP/check.out" ||
 	fail "no warning for the symlinked spec file: $(cat "$TMP/check.out")"
+# An --env-file is an input like the others (it was not judged at all).
+good_specs="$TMP/specs.good"
+cp -r "$ENVFS_SPECS" "$good_specs"
+chmod -R go-w "$good_specs"
+printf 'ENVFS_THEIRS=1\n' >"$TMP/theirs.cli.env"
+chown 65534:65534 "$TMP/theirs.cli.env"
+rc=0
+"$ENVFS_BIN" check --specs "$good_specs" --env-file "$TMP/theirs.cli.env" -b maxtext -a gfx950 >"$TMP/check.out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "check of another user's --env-file exits $rc, want 1: $(cat "$TMP/check.out")"
+grep -q "^$TMP/theirs.cli.env: warning: another user can change this file (owned by uid 65534)" "$TMP/check.out" ||
+	fail "no warning for the --env-file: $(cat "$TMP/check.out")"
 
 envfs_mount "${IN[@]}"
 for want in "$open/exp.yaml: another user can change" "$TMP/theirs.env: another user can change" \
