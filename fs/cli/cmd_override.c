@@ -197,9 +197,15 @@ static int take_operands(struct target *t, const struct cli_args *a, enum op op)
 	    !(t->arch = xstrdup(slash + 1)))
 		return OV_FAILED;
 	t->name = a->command[1];
-	if (!env_name_valid(t->name, strlen(t->name)))
-		return say(t, OV_FAILED, "not a variable name ([A-Za-z_][A-Za-z0-9_]*)%s",
-			   op == OP_GET ? "" : "; nothing changed");
+	/* get reads any name a directory shows (a config may set MY-VAR,
+	 * read-only in the mount); set and unset change only what the
+	 * mount lets a write change. */
+	if (op == OP_GET ? !*t->name || strchr(t->name, '/') || !strcmp(t->name, ".") ||
+			   !strcmp(t->name, "..")
+			 : !env_name_valid(t->name, strlen(t->name)))
+		return say(t, OV_FAILED, op == OP_GET ? "not a name a directory can show (empty, "
+			   "'.', '..' or holding '/')" : "not a variable name "
+			   "([A-Za-z_][A-Za-z0-9_]*); nothing changed");
 	/* The mount's limit (a file name): an override no mount can show
 	 * is not written to the state file either. */
 	if (strlen(t->name) > NAMES_VAR_MAX)

@@ -134,6 +134,16 @@ one_line "a name of 100,000 bytes"
 [ "$(wc -c <"$tmp/err")" -lt 1024 ] || fail "a 100,000-byte name gives a message of $(wc -c <"$tmp/err") bytes"
 run 1 "$ENVFS_BIN" get --state "$st" maxtext/gfx950 1BAD
 ! grep -q "nothing changed" "$tmp/err" || fail "get of a bad name says it changed nothing: $(cat "$tmp/err")"
+# get reads any name a directory shows: a config may set MY-VAR, which
+# no shell exports but the training process gets (set and unset refuse
+# it, as the mount's file of it is read-only).
+printf 'env:\n  MY-VAR: "dash"\n' >"$tmp/dash.yaml"
+run 0 "$ENVFS_BIN" get --config "$tmp/dash.yaml" --state "$tmp/dash.state" maxtext/gfx950 MY-VAR
+[ "$(cat "$tmp/out")" = dash ] || fail "get MY-VAR printed '$(cat "$tmp/out")'"
+run 1 "$ENVFS_BIN" set --config "$tmp/dash.yaml" --state "$tmp/dash.state" maxtext/gfx950 MY-VAR v
+grep -q 'not a variable name' "$tmp/err" || fail "set MY-VAR: $(cat "$tmp/err")"
+run 1 "$ENVFS_BIN" get --state "$st" maxtext/gfx950 'a/b'
+one_line "get of a name with a slash"
 run 64 "$ENVFS_BIN" set --state "$st" $'max\ntext/gfx\e[2J' X v
 one_line "a directory with a newline and an escape"
 ! grep -q "$(printf '\033')" "$tmp/err" || fail "the usage message carries a raw ESC: $(od -c "$tmp/err" | head -3)"
