@@ -169,7 +169,10 @@ static bool same(const struct snap_var *a, const struct snap_var *b)
 		return false;
 	if (!as)
 		return true;
-	return a->value_len == b->value_len &&
+	/* The same value from another layer is a change: an override that
+	 * writes the value the run had pins it (a later config no longer
+	 * reaches it), and a config that takes over a default owns it. */
+	return a->value_len == b->value_len && a->layer == b->layer &&
 	       (!a->value_len || !memcmp(a->value, b->value, a->value_len));
 }
 

@@ -71,6 +71,13 @@ set +e
 rc=$?
 set -e
 [ "$rc" -eq 2 ] && grep -q 'keeps no generation 99999' "$TMP/dg.err" || fail "gen:99999: exit $rc, $(cat "$TMP/dg.err")"
+# Writing the value a variable already has pins it (an override now):
+# a change of layer, in the history (it left none).
+[ "$(cat "$dir/GPUS_PER_NODE")" = 8 ] || fail "GPUS_PER_NODE is $(cat "$dir/GPUS_PER_NODE"), not 8"
+echo 8 >"$dir/GPUS_PER_NODE"
+hist maxtext/gfx950 GPUS_PER_NODE | tail -1 | grep -qx '  maxtext/gfx950 GPUS_PER_NODE: "8" runner -> "8" override' ||
+	fail "a same-value write: $(hist maxtext/gfx950 GPUS_PER_NODE)"
+rm "$dir/GPUS_PER_NODE"
 # Against a generation, XLA_FLAGS is compared flag by flag too: one
 # flag appended shows as that flag alone (every flag was shown removed,
 # the generation's side having no flags).
