@@ -76,6 +76,24 @@ printf 'env:\n  XLA_PYTHON_CLIENT_MEM_FRACTION: "0.9"\nmodules:\n  t:\n    frame
 	>"$TMP/maxtext_xla.yaml"
 check_to maxtext_xla --config "$TMP/maxtext_xla.yaml" -a gfx950
 expect_rc 0 maxtext_xla
+# A name only another backend's launch reads (its spec declares it, no
+# reader list has it) in a run of this one: XLA_GPU_AUTOTUNE_LEVEL and
+# XLA_FLAGS_APPEND are merged by MaxText's launch, FLAGOS_LOG is
+# torch_fl's; a Megatron run passes them on unread (they were silent).
+# NVTE_CK_USES_FWD_V3, which MaxText's spec sets, Transformer Engine
+# reads in a Megatron run too.
+check_to meg_other -b megatron -a gfx950 --env XLA_GPU_AUTOTUNE_LEVEL=5 \
+	--env XLA_FLAGS_APPEND=--xla_gpu_enable_triton_gemm=false --env FLAGOS_LOG=1 --env NVTE_CK_USES_FWD_V3=1
+expect_rc 1 meg_other
+expect_has meg_other "cli: warning: XLA_GPU_AUTOTUNE_LEVEL: only the maxtext launch reads this name, and a megatron run does not use it [PE603]" \
+	"XLA_GPU_AUTOTUNE_LEVEL in megatron: no warning"
+expect_has meg_other "cli: warning: XLA_FLAGS_APPEND: only the maxdiffusion and maxtext launches read this name, and a megatron run does not use it [PE603]" \
+	"XLA_FLAGS_APPEND in megatron: no warning"
+expect_has meg_other "cli: warning: FLAGOS_LOG: only the torch_fl launch reads this name" "FLAGOS_LOG in megatron: no warning"
+grep -q 'NVTE_CK_USES_FWD_V3' "$TMP/meg_other" && { cat "$TMP/meg_other" >&2; fail "NVTE_CK_USES_FWD_V3 is Transformer Engine's, which megatron runs"; }
+check_to max_other -b maxtext -a gfx950 --env XLA_GPU_AUTOTUNE_LEVEL=5 \
+	--env XLA_FLAGS_APPEND=--xla_gpu_enable_triton_gemm=false
+expect_rc 0 max_other
 
 # --- each bad XLA_FLAGS_APPEND token: a warning with a suggestion ---
 check_to append --config "$FIX/xla_append.yaml" -a gfx950
