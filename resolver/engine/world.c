@@ -249,6 +249,48 @@ static int load_specs(struct world *w, const struct envfs_inputs *in,
 	return err;
 }
 
+/* A module's framework that names no backend the specs have (a typo:
+ * check would then take every backend, and the launch another path),
+ * named at its place with the closest backend's name. Not asked of a set
+ * read for one backend (only_backend): the others are not in it. */
+static int check_frameworks(struct world *w)
+{
+	size_t k, j;
+	int err = 0;
+
+	for (k = 0; w->config && w->specs && k < w->config->nframeworks && !err; k++) {
+		const char *fw = w->config->frameworks[k];
+		const struct config_place *at = &w->config->framework_at[k];
+		const char *best = NULL;
+		size_t bd = 3, n = strlen(fw);
+		struct strbuf shown = STRBUF_INIT, mod = STRBUF_INIT;
+
+		if (spec_set_backend(w->specs, fw))
+			continue;
+		for (j = 0; j < w->specs->nbackends; j++) {
+			const char *b = w->specs->backends[j]->backend;
+			size_t d = text_edit_distance_max(fw, n, b, strlen(b), 2);
+
+			if (d < bd) {
+				bd = d;
+				best = b;
+			}
+		}
+		err = text_escape_max(&shown, fw, n, 128);
+		if (!err)
+			err = text_escape_max(&mod, at->module, strlen(at->module), 128);
+		if (!err)
+			err = diag_add(&w->diags, DC_CONFIG_FRAMEWORK, w->config->file, at->line,
+				       at->col, "modules.%s.framework: %s is no backend the specs "
+				       "know%s%s%s", sb_str(&mod), sb_str(&shown),
+				       best ? "; did you mean " : "", best ? best : "",
+				       best ? "?" : "");
+		sb_release(&shown);
+		sb_release(&mod);
+	}
+	return err;
+}
+
 /* The daemon's environment does not change while it runs: a reload
  * takes what the first load derived instead of asking scontrol again. */
 static int load_slurm(struct world *w, const struct envfs_inputs *in, const struct world *prev)
@@ -298,6 +340,8 @@ static int load(const struct envfs_inputs *in, const struct world *prev,
 		if (err == -ENOMEM)
 			goto out;
 		failed |= err < 0;
+		if (!in->only_backend && (err = check_frameworks(w)) < 0)
+			goto out;
 	}
 	if ((err = inherit_load_environ(in->inherit_env, &w->image)) < 0)
 		goto out;

@@ -75,8 +75,9 @@ static bool key_is(const struct ynode *k, const char *s)
 	return is;
 }
 
-static int add_framework(struct config *cfg, const struct ynode *v)
+static int add_framework(struct config *cfg, const struct ynode *v, const char *module)
 {
+	struct config_place *at;
 	char **fw;
 	size_t i;
 
@@ -90,8 +91,16 @@ static int add_framework(struct config *cfg, const struct ynode *v)
 			   (cfg->nframeworks + 1) * sizeof(*fw))))
 		return -ENOMEM;
 	cfg->frameworks = fw;
-	if (!(fw[cfg->nframeworks] = xstrndup(v->str, v->len)))
+	if (!(at = realloc(cfg->framework_at, (cfg->nframeworks + 1) * sizeof(*at))))
 		return -ENOMEM;
+	cfg->framework_at = at;
+	at[cfg->nframeworks] = (struct config_place){ .line = v->line, .col = v->col };
+	if (!(at[cfg->nframeworks].module = xstrdup(module)))
+		return -ENOMEM;
+	if (!(fw[cfg->nframeworks] = xstrndup(v->str, v->len))) {
+		free(at[cfg->nframeworks].module);
+		return -ENOMEM;
+	}
 	cfg->nframeworks++;
 	return 0;
 }
@@ -176,7 +185,7 @@ static int read_modules(struct ctx *c, const struct ynode *modules)
 		for (j = 0; j < nfields; j++)
 			if (key_is(fields[j]->key, "framework"))
 				fw = fields[j]->val;
-		if ((err = add_framework(c->cfg, fw)) < 0)
+		if ((err = add_framework(c->cfg, fw, name)) < 0)
 			goto out;
 	}
 out:
@@ -729,8 +738,11 @@ void config_free(struct config *cfg)
 		return;
 	free(cfg->text);
 	free(cfg->env);
-	for (i = 0; i < cfg->nframeworks; i++)
+	for (i = 0; i < cfg->nframeworks; i++) {
 		free(cfg->frameworks[i]);
+		free(cfg->framework_at[i].module);
+	}
+	free(cfg->framework_at);
 	free(cfg->frameworks);
 	diag_silence_release(&cfg->silence);
 	free(cfg->file);

@@ -31,6 +31,11 @@ struct config_entry {
 	unsigned line, col;       /* place of the value (last occurrence) */
 };
 
+struct config_place {
+	char *module;             /* the modules: key */
+	unsigned line, col;
+};
+
 struct config {
 	char *file;               /* path as given, used in sources */
 	struct config_entry *env; /* the keys Primus applies, in that order;
@@ -39,6 +44,8 @@ struct config {
 	char *text;               /* every entry's name and value, NUL-ended */
 	size_t nenv;
 	char **frameworks;        /* modules.*.framework values, distinct */
+	struct config_place *framework_at; /* beside each, where it is first
+	                             given and in which module */
 	size_t nframeworks;
 	/* The codes a "# primus-envfs: ignore=CODE[,CODE]" comment on the
 	 * line of an env: entry silences there. */

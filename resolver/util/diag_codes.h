@@ -50,6 +50,7 @@ enum diag_sev { DIAG_INFO = 0, DIAG_WARNING = 1, DIAG_ERROR = 2 };
 	X(DC_CONFIG_OWNS_FLAGS,   116, DIAG_WARNING, "the env: block owns a flag list, so the managed flags are skipped") \
 	X(DC_CONFIG_RUNNER_READS, 117, DIAG_WARNING, "the env: block sets a variable the runner reads before it is applied") \
 	X(DC_CONFIG_IGNORE_BAD,   118, DIAG_WARNING, "a primus-envfs: ignore= comment names something that is not a code") \
+	X(DC_CONFIG_FRAMEWORK,    119, DIAG_WARNING, "a module's framework names no backend the specs know") \
 	X(DC_IMAGE_NAME,          201, DIAG_WARNING, "an inherited name is not a shell variable name") \
 	X(DC_ENV_FILE_UTF8,       202, DIAG_WARNING, "an env-file line that is not valid UTF-8") \
 	X(DC_ENV_FILE_LONG,       203, DIAG_WARNING, "an env-file line longer than docker reads") \

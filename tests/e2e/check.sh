@@ -186,4 +186,13 @@ expect_rc 1 cmt2
 grep -qE 'c2\.yaml:2:[0-9]+: warning: .*PE9.* is not a diagnostic code.*\[PE118\]$' "$TMP/cmt2" ||
 	fail "a bad code in a comment is not reported: $(cat "$TMP/cmt2")"
 
+# A module's framework that names no backend: a warning at its place,
+# with the closest backend (it was silent, and check took every backend).
+printf 'modules:\n  pre_trainer:\n    framework: megatorn\n  other:\n    framework: megatron\n' >"$TMP/fw.yaml"
+check_to fw --config "$TMP/fw.yaml" -b megatron -a gfx950
+expect_rc 1 fw
+grep -qE "fw\.yaml:3:[0-9]+: warning: modules\.pre_trainer\.framework: megatorn is no backend the specs know; did you mean megatron\? \[PE119\]" "$TMP/fw" ||
+	fail "a misspelled framework: $(cat "$TMP/fw")"
+grep -q "framework: megatron is" "$TMP/fw" && fail "a known framework is warned: $(cat "$TMP/fw")"
+
 echo "ok: check"
