@@ -136,13 +136,26 @@ int cmd_check(int argc, char **argv)
 {
 	struct cli_args a;
 	struct report r = REPORT_INIT;
+	struct diag_list unread = DIAG_LIST_INIT;
 	struct world *w = NULL;
 	size_t k, counts[REPORT_NCOUNTS] = { 0 };
-	int rc, err = 0, n, dirs = 0;
+	int rc = CLI_EX_USAGE, err = 0, n, dirs = 0;
 
-	if (!cli_start(&cmd, argc, argv, &a, &rc))
+	if (cli_parse(&cmd, argc, argv, &a) < 0)
+		goto out;
+	rc = 0;
+	if (a.help)
 		goto out;
 	rc = 2;
+	/* JSON asked: an input that cannot be read is an entry of the
+	 * array, which a reader of stdout always gets. */
+	if (!strcmp(a.format, "json"))
+		a.ci.sink = &unread;
+	if (inputs_finish(&a.ci) < 0) {
+		if (a.ci.sink && unread.n && report_add(&r, &unread, 0, NULL, NULL) == 0)
+			print_report(&a, &r, counts);
+		goto out;
+	}
 	err = load_world(&a.ci, false, &w);
 	if (!w || report_add(&r, &w->diags, 0, NULL, NULL) < 0)
 		goto out;
@@ -184,6 +197,7 @@ report:
 		rc = 2;
 out:
 	report_release(&r);
+	diag_list_release(&unread);
 	world_free(w);
 	inputs_release(&a.ci);
 	return rc;

@@ -182,12 +182,19 @@ int inputs_take(struct cli_inputs *ci, int key, const char *arg)
 	return err < 0 ? nomem() : 0;
 }
 
-static int check_file(const char *what, const char *path)
+static int check_file(struct cli_inputs *ci, const char *what, const char *path)
 {
+	int e;
+
 	if (access(path, R_OK) == 0)
 		return 0;
-	fprintf(stderr, "primus-envfs: %s %s: %s\n", what, path, strerror(errno));
-	return -errno;
+	e = errno;
+	if (!ci->sink)
+		fprintf(stderr, "primus-envfs: %s %s: %s\n", what, path, strerror(e));
+	else if (diag_add(ci->sink, DC_INPUT_UNREADABLE, path, 0, 0, "%s: %s", what,
+			  strerror(e)) < 0)
+		return nomem();
+	return -e;
 }
 
 /* Appends NAME=VALUE (value of value_len bytes) and its source. */
@@ -238,8 +245,13 @@ static int load_env_file(struct cli_inputs *ci, const char *path,
 		if (d.v[k].sev != DIAG_ERROR)
 			continue;
 		sb_reset(&sb);
-		if (diag_format(&d.v[k], &sb) == 0)
+		if (ci->sink) {
+			if (diag_add(ci->sink, d.v[k].code, d.v[k].file, d.v[k].line, d.v[k].col,
+				     "%s", d.v[k].msg) < 0)
+				err = -ENOMEM;
+		} else if (diag_format(&d.v[k], &sb) == 0) {
 			fprintf(stderr, "primus-envfs: --env-file: %s\n", sb_str(&sb));
+		}
 		err = err ? err : -EINVAL;
 	}
 	for (k = 0; k < l.n && !err; k++)
@@ -298,15 +310,15 @@ int inputs_finish(struct cli_inputs *ci)
 		if (set_one(&ci->specs, d) < 0)
 			return nomem();
 	}
-	if ((err = check_file("--specs", ci->specs)) < 0)
+	if ((err = check_file(ci, "--specs", ci->specs)) < 0)
 		return err;
-	if (ci->config && (err = check_file("--config", ci->config)) < 0)
+	if (ci->config && (err = check_file(ci, "--config", ci->config)) < 0)
 		return err;
 	for (k = 0; k < ci->ninherit; k++)
-		if ((err = check_file("--inherit", ci->inherit[k])) < 0)
+		if ((err = check_file(ci, "--inherit", ci->inherit[k])) < 0)
 			return err;
 	for (k = 0; k < ci->nenv_files; k++)
-		if ((err = check_file("--env-file", ci->env_files[k])) < 0)
+		if ((err = check_file(ci, "--env-file", ci->env_files[k])) < 0)
 			return err;
 	if ((err = build_env(ci)) < 0)
 		return err;

@@ -68,6 +68,10 @@ struct cli_inputs {
 	char **env;
 	char **env_sources;
 	size_t nenv;
+	/* When set (check --format json), inputs_finish adds a file it
+	 * cannot read and an --env-file's bad line here, as diagnostics,
+	 * instead of printing them. */
+	struct diag_list *sink;
 };
 
 /* Applies one INPUTS option (key from INPUTS_LONG_OPTIONS, its argument).

@@ -195,4 +195,22 @@ grep -qE "fw\.yaml:3:[0-9]+: warning: modules\.pre_trainer\.framework: megatorn 
 	fail "a misspelled framework: $(cat "$TMP/fw")"
 grep -q "framework: megatron is" "$TMP/fw" && fail "a known framework is warned: $(cat "$TMP/fw")"
 
+# --format json when an input cannot be read: stdout is still the array,
+# the input an error in it (stdout was empty, the reason on stderr only).
+printf 'GOOD=1\nBAD NAME=2\n' >"$TMP/badline.env"
+for how in "--config $TMP/no-such.yaml" "--env-file $TMP/badline.env"; do
+	set +e
+	clean "$ENVFS_BIN" check $how --format json >"$TMP/unread.json" 2>"$TMP/unread.err"
+	rc=$?
+	set -e
+	[ "$rc" -eq 2 ] || fail "check $how --format json: exit $rc, want 2"
+	python3 "$ENVFS_SOURCE_ROOT/tests/schema_check.py" "$ENVFS_SPECS/schemas/check.schema.json" \
+		"$TMP/unread.json" || fail "check $how --format json: not valid: $(cat "$TMP/unread.json")"
+	python3 - "$TMP/unread.json" <<'PY' || fail "check $how --format json: $(cat "$TMP/unread.json" "$TMP/unread.err")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d) == 1 and d[0]["severity"] == "error" and d[0]["code"] in ("PE001", "PE204"), d
+PY
+done
+
 echo "ok: check"
