@@ -132,7 +132,7 @@ int cmd_verify(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct verify vf = { .out = STRBUF_INIT };
+	struct verify vf = { .out = STRBUF_INIT, .ghosts = STRBUF_INIT };
 	unsigned long nodes = 0;
 	double wait_s = 0;
 	char *end;
@@ -216,6 +216,8 @@ int cmd_verify(int argc, char **argv)
 		fprintf(stderr, "primus-envfs: verify: %s\n", strerror(-rc));
 		rc = VERIFY_EX_ETCD;
 	}
+	if (!vf.quiet && vf.ghosts.len)
+		fwrite(vf.ghosts.buf, 1, vf.ghosts.len, stderr);
 	if (!vf.quiet && vf.out.len)
 		fwrite(vf.out.buf, 1, vf.out.len, stdout);
 out:
@@ -225,6 +227,7 @@ out:
 			vf.api->close(vf.cli);
 	}
 	sb_release(&vf.out);
+	sb_release(&vf.ghosts);
 	sync_opts_release(&vf.so);
 	free(vf.run_key);
 	free(vf.nodes_prefix);

@@ -66,6 +66,8 @@ struct verify {
 	bool quiet;
 	bool too_many;                /* more than ETCD_RANGE_MAX summaries */
 	struct strbuf out;            /* the report, printed at the end */
+	struct strbuf ghosts;         /* records under no lease, of the last
+	                                 read: said on stderr at the end */
 };
 
 /* s, from etcd, as it goes into the report (text.h: \n, \xNN, ...). */

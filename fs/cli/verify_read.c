@@ -29,6 +29,7 @@ int verify_read_nodes(struct verify *vf)
 	int err;
 
 	verify_free_nodes(vf);
+	sb_reset(&vf->ghosts);
 	if ((err = vf->api->get_prefix(vf->cli, vf->nodes_prefix, 0, &vf->range)) < 0) {
 		fprintf(stderr, "primus-envfs: verify: reading %s: %s\n", vf->nodes_prefix,
 			vf->api->errmsg(vf->cli));
@@ -46,6 +47,21 @@ int verify_read_nodes(struct verify *vf)
 		/* A summary's key is RUN/nodes/<node>: nothing deeper. */
 		if (kv->key_len <= plen || strchr(kv->key + plen, '/'))
 			continue;
+		/* A mount puts its record under its lease, which ends with it:
+		 * one under none outlives every node (put by hand, or left by a
+		 * copy or a restore of etcd), and counted it would stand for a
+		 * node that is gone. */
+		if (!kv->lease) {
+			if ((err = sb_adds(&vf->ghosts, "primus-envfs: verify: ")) < 0 ||
+			    (err = verify_add_esc(&vf->ghosts, kv->key + plen)) < 0 ||
+			    (err = sb_adds(&vf->ghosts, ": a record under no lease (no mount keeps "
+					   "it: put by hand, or left by a copy or a restore of "
+					   "etcd); not counted as a node; etcdctl del ")) < 0 ||
+			    (err = verify_add_esc(&vf->ghosts, kv->key)) < 0 ||
+			    (err = sb_adds(&vf->ghosts, " removes it\n")) < 0)
+				return err;
+			continue;
+		}
 		nd->name = kv->key + plen;
 		vf->n++;
 		err = vf->api->decode_summary(kv->value, kv->value_len, &nd->s, nd->why,

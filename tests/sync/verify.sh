@@ -89,11 +89,24 @@ t1=$(now_ms)
 note "--nodes 5 --wait 1: exit 2 after $((t1 - t0)) ms"
 
 # ---- node 3 with another image: its XLA_FLAGS, both values ------------------------
+summary_key="/primus-envfs/runs/$RUN/nodes/node3"
+ectl get "$summary_key" --print-value-only >"$TMP/ghost.summary"
+[ -s "$TMP/ghost.summary" ] || fail "node 3 has no summary to copy"
 node_umount 3
 # Unmounted: its lease is revoked, so it is gone at once, not in 10 s.
 verify_rc 2 --nodes 4
 grep -q "^verify: run $RUN: 3 nodes registered, --nodes says 4: node0 node1 node2$" \
 	"$TMP/v.out" || fail "after unmounting node 3: $(cat "$TMP/v.out")"
+# Its record put back under no lease (by hand, or left by a restore): no
+# mount keeps it, so it is no node. It was counted, and made the missing
+# node look present (verify exited 0).
+ectl put "$summary_key" <"$TMP/ghost.summary" >/dev/null
+verify_rc 2 --nodes 4
+grep -q "^verify: run $RUN: 3 nodes registered, --nodes says 4: node0 node1 node2$" \
+	"$TMP/v.out" || fail "a lease-less record counted as a node: $(cat "$TMP/v.out")"
+grep -q "node3: a record under no lease (no mount keeps it" "$TMP/v.err" ||
+	fail "the lease-less record is not named: $(cat "$TMP/v.err")"
+ectl del "$summary_key" >/dev/null
 node_mount 3 --specs "$ENVFS_SPECS" "${N4[@]}" --inherit "$IMG/image-b.env"
 verify_rc 1 --nodes 4 --wait 10
 cp "$TMP/v.out" "$TMP/odd.out"
@@ -158,18 +171,22 @@ verify_rc 1 --nodes 4 -b maxtext -a gfx950
 ! grep -q 'errors' "$TMP/v.out" || fail "errors named without node4: $(cat "$TMP/v.out")"
 
 # ---- records that cannot be read: named, never a crash ---------------------------
+# Under a lease, as a mount puts its record (one under none is no node).
 R2=/primus-envfs/runs/$RUN-bad/nodes
+L2=$(ectl lease grant 600 | sed -n 's/^lease \([0-9a-f]*\) granted.*/\1/p')
+[ -n "$L2" ] || fail "no lease for the forged records"
+lput() { ectl put --lease="$L2" "$@" >/dev/null; }
 sum0=$(ectl get "/primus-envfs/runs/$RUN/nodes/node0" --print-value-only)
-ectl put "$R2/node0" "$sum0" >/dev/null
-ectl put "$R2/bad" '{"format":1,"node":' >/dev/null
-ectl put "$R2/liar" "$sum0" >/dev/null
-ectl put "$R2/future" '{"format":2,"node":"future"}' >/dev/null
+lput "$R2/node0" "$sum0"
+lput "$R2/bad" '{"format":1,"node":'
+lput "$R2/liar" "$sum0"
+lput "$R2/future" '{"format":2,"node":"future"}'
 # Names from etcd are printed escaped: a key holding a newline and ESC[2J,
 # and a record whose version, backend and arch hold control bytes.
 forged=$(printf 'x\nverify: run %s: 4 nodes registered and equal (17 directories compared)\033[2J' "$RUN-bad")
-ectl put "$R2/$forged" "$sum0" >/dev/null
+lput "$R2/$forged" "$sum0"
 z64=0000000000000000000000000000000000000000000000000000000000000000
-ectl put "$R2/zesc" '{"format":1,"node":"zesc","version":"1\u001b]0;pwn\u0007","revision":1,"when_ms":1,"dirs":[{"backend":"a\u001b[2Jb","arch":"x\ny","digest":"'$z64'","vars":0,"secrets":0,"errors":["e\u001b[2J\nverify: forged"],"nerrors":1}]}' >/dev/null
+lput "$R2/zesc" '{"format":1,"node":"zesc","version":"1\u001b]0;pwn\u0007","revision":1,"when_ms":1,"dirs":[{"backend":"a\u001b[2Jb","arch":"x\ny","digest":"'$z64'","vars":0,"secrets":0,"errors":["e\u001b[2J\nverify: forged"],"nerrors":1}]}'
 rc=0
 "$ENVFS_BIN" verify --sync "etcd://$EP" --run "$RUN-bad" --nodes 6 >"$TMP/v.out" 2>"$TMP/v.err" || rc=$?
 [ "$rc" = 1 ] || fail "verify of unreadable records: exit $rc: $(cat "$TMP/v.out" "$TMP/v.err")"
