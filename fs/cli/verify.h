@@ -66,8 +66,9 @@ struct verify {
 	bool quiet;
 	bool too_many;                /* more than ETCD_RANGE_MAX summaries */
 	struct strbuf out;            /* the report, printed at the end */
-	struct strbuf ghosts;         /* records under no lease, of the last
-	                                 read: said on stderr at the end */
+	struct strbuf ghosts;         /* what the last read did not count (a
+	                                 record under no lease, a key that is
+	                                 no record): said on stderr at the end */
 };
 
 /* s, from etcd, as it goes into the report (text.h: \n, \xNN, ...). */

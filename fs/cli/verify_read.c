@@ -44,9 +44,17 @@ int verify_read_nodes(struct verify *vf)
 		const struct etcd_kv *kv = &vf->range.kvs[k];
 		struct vnode *nd = &vf->v[vf->n];
 
-		/* A summary's key is RUN/nodes/<node>: nothing deeper. */
-		if (kv->key_len <= plen || strchr(kv->key + plen, '/'))
+		/* A summary's key is RUN/nodes/<node>: nothing deeper, which
+		 * no mount writes (by hand, or another program's): said. */
+		if (kv->key_len <= plen || strchr(kv->key + plen, '/')) {
+			if (kv->key_len > plen &&
+			    ((err = sb_adds(&vf->ghosts, "primus-envfs: verify: ")) < 0 ||
+			     (err = verify_add_esc(&vf->ghosts, kv->key)) < 0 ||
+			     (err = sb_adds(&vf->ghosts, ": not a node's record (a node's is "
+					    "RUN/nodes/NODE, nothing deeper); ignored\n")) < 0))
+				return err;
 			continue;
+		}
 		/* A mount puts its record under its lease, which ends with it:
 		 * one under none outlives every node (put by hand, or left by a
 		 * copy or a restore of etcd), and counted it would stand for a

@@ -107,6 +107,12 @@ grep -q "^verify: run $RUN: 3 nodes registered, --nodes says 4: node0 node1 node
 grep -q "node3: a record under no lease (no mount keeps it" "$TMP/v.err" ||
 	fail "the lease-less record is not named: $(cat "$TMP/v.err")"
 ectl del "$summary_key" >/dev/null
+# A key deeper under nodes/ is no node's record: named, not counted.
+ectl put "$summary_key/extra" "x" >/dev/null
+verify_rc 2 --nodes 4
+grep -q "runs/$RUN/nodes/node3/extra: not a node's record" "$TMP/v.err" ||
+	fail "a key under a node's name is not named: $(cat "$TMP/v.err")"
+ectl del "$summary_key/extra" >/dev/null
 node_mount 3 --specs "$ENVFS_SPECS" "${N4[@]}" --inherit "$IMG/image-b.env"
 verify_rc 1 --nodes 4 --wait 10
 cp "$TMP/v.out" "$TMP/odd.out"
