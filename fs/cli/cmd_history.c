@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -69,6 +70,45 @@ static int read_history(const char *mnt, char **buf, size_t *len)
 	return err;
 }
 
+/* Whether f names a directory of the mount at mnt, or one a kept
+ * generation names (a directory a reload took away still has its past).
+ * A link (MOUNT/env/BACKEND/host) is the directory it leads to: f->arch
+ * is then set to its target's name, in *target (caller frees). */
+static bool dir_known(const char *mnt, struct hist_filter *f, const struct hist_gen *g,
+		      size_t n, char **target)
+{
+	struct strbuf path = STRBUF_INIT;
+	char link[256];
+	struct stat st;
+	ssize_t l;
+	bool known = false;
+	size_t k, j;
+
+	*target = NULL;
+	if (sb_addf(&path, "%s/env/%s/%s", mnt, f->backend, f->arch) < 0)
+		goto out;
+	if (lstat(sb_str(&path), &st) == 0 && S_ISLNK(st.st_mode) &&
+	    (l = readlink(sb_str(&path), link, sizeof(link) - 1)) > 0 && !memchr(link, '/', (size_t)l)) {
+		link[l] = '\0';
+		if ((*target = strdup(link)))
+			f->arch = *target;
+	}
+	sb_reset(&path);
+	if (sb_addf(&path, "%s/env/%s/%s", mnt, f->backend, f->arch) == 0 &&
+	    stat(sb_str(&path), &st) == 0 && S_ISDIR(st.st_mode)) {
+		known = true;
+		goto out;
+	}
+	for (k = 0; k < n && !known; k++)
+		for (j = 0; j < g[k].nchanges && !known; j++)
+			known = g[k].changes[j].backend && g[k].changes[j].arch &&
+				!strcmp(g[k].changes[j].backend, f->backend) &&
+				!strcmp(g[k].changes[j].arch, f->arch);
+out:
+	sb_release(&path);
+	return known;
+}
+
 int cmd_history(int argc, char **argv)
 {
 	const char *mnt = NULL, *format = "text";
@@ -76,7 +116,7 @@ int cmd_history(int argc, char **argv)
 	struct hist_gen *gens = NULL;
 	const struct hist_gen **v = NULL;
 	struct strbuf out = STRBUF_INIT;
-	char *buf = NULL, *dir = NULL, msg[512] = "", *slash;
+	char *buf = NULL, *dir = NULL, *target = NULL, msg[512] = "", *slash;
 	size_t len = 0, n = 0, keep = 0, k;
 	int c, err, rc = CLI_EX_USAGE;
 
@@ -137,6 +177,16 @@ int cmd_history(int argc, char **argv)
 		fprintf(stderr, "primus-envfs: history: %s/history: %s\n", mnt, msg);
 		goto out;
 	}
+	if (!dir_known(mnt, &f, gens, n, &target)) {
+		struct strbuf sb = STRBUF_INIT;
+
+		text_escape_max(&sb, argv[optind], strlen(argv[optind]), 128);
+		fprintf(stderr, "primus-envfs: history: %s: no such directory in the mount, and "
+			"no generation kept names it (primus-envfs list shows the directories)\n",
+			sb_str(&sb));
+		sb_release(&sb);
+		goto out;
+	}
 	if (!(v = malloc((n ? n : 1) * sizeof(*v))))
 		goto oom;
 	for (k = 0; k < n; k++)
@@ -155,6 +205,7 @@ out:
 	hist_gens_free(gens, n);
 	free(buf);
 	free(dir);
+	free(target);
 	sb_release(&out);
 	return rc;
 }

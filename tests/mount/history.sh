@@ -95,6 +95,16 @@ grep -qx '  removed --xla_hist_extra: "--xla_hist_extra=1" override' "$TMP/dx" |
 rm "$dir/XLA_FLAGS_APPEND"
 # Another directory's history does not show these.
 hist maxtext/gfx942 NNODES | grep >/dev/null 'NNODES' && fail "maxtext/gfx942 shows gfx950's change"
+# A directory the mount has not and no generation names is an error (it
+# listed the start alone and exited 0, as if nothing had changed there).
+for bad in maxtext/nosuch nosuch/gfx950; do
+	set +e
+	hist "$bad" >"$TMP/hbad" 2>"$TMP/hbad.err"
+	rc=$?
+	set -e
+	[ "$rc" -eq 2 ] && [ ! -s "$TMP/hbad" ] && grep -q "$bad: no such directory in the mount" "$TMP/hbad.err" ||
+		fail "history $bad: exit $rc: $(cat "$TMP/hbad" "$TMP/hbad.err")"
+done
 
 # JSON, valid against the shipped schema, filtered the same way.
 hist maxtext/gfx950 NNODES --format json >"$TMP/h.json"

@@ -51,6 +51,12 @@ envfs_umount
 # ---- gfx950, and PRIMUS_GPU_MODEL choosing as the runner does ----
 envfs_mount "${IN[@]}" --host-root "$HR/gfx950"
 host_is maxtext gfx950
+# history of BACKEND/host is that of the directory it leads to.
+echo 3 >"$MNT/env/maxtext/gfx950/NNODES"
+"$ENVFS_BIN" history --mount "$MNT" maxtext/host NNODES >"$TMP/hh" ||
+	fail "history maxtext/host: exit $?"
+grep -qx '  maxtext/gfx950 NNODES: "1" runner -> "3" override' "$TMP/hh" ||
+	fail "history maxtext/host does not show gfx950's change: $(cat "$TMP/hh")"
 envfs_umount
 envfs_mount "${IN[@]}" --host-root "$HR/gfx942" --env PRIMUS_GPU_MODEL=MI355X -o ro
 host_is maxtext gfx950
