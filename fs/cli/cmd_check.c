@@ -193,8 +193,12 @@ int cmd_check(int argc, char **argv)
 report:
 	print_report(&a, &r, counts);
 	rc = counts[DIAG_ERROR] ? 2 : counts[DIAG_WARNING] ? 1 : 0;
-	if (err < 0)
+	if (err < 0) {
+		/* Every error silenced: say why it is 2 all the same. */
+		if (!counts[DIAG_ERROR] && !a.quiet && w)
+			say_unloaded(&w->diags);
 		rc = 2;
+	}
 out:
 	report_release(&r);
 	diag_list_release(&unread);

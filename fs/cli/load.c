@@ -40,6 +40,29 @@ void print_diags(const struct diag_list *l, enum diag_sev min, size_t counts[REP
 	report_release(&r);
 }
 
+size_t say_unloaded(const struct diag_list *l)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i, n = 0;
+
+	for (i = 0; i < l->n; i++) {
+		const struct diag *d = &l->v[i];
+		const struct diag_code_info *ci = diag_code_info(d->code);
+
+		if (d->sev != DIAG_ERROR || !d->silenced)
+			continue;
+		sb_reset(&sb);
+		if (d->file && text_escape_max(&sb, d->file, strlen(d->file), 256) < 0)
+			sb_reset(&sb);
+		fprintf(stderr, "primus-envfs: %s: the input did not load (%s is silenced, but "
+			"an input that does not load is not used, which no silence makes right)\n",
+			sb.len ? sb_str(&sb) : "an input", ci ? ci->code : "its error");
+		n++;
+	}
+	sb_release(&sb);
+	return n;
+}
+
 /* A backend or arch as the user gave it, escaped (text_escape) and cut:
  * it may come from a record or an argument holding a newline or a
  * terminal escape. In sb (caller's, sb_release()). */
@@ -164,6 +187,14 @@ int resolve_one_sharing(struct cli_args *a, const struct world *donor, struct wo
 	/* An environment an error says is wrong is not handed out.
 	 * explain hands out none: it is where the errors are explained. An
 	 * input that did not load is its own one-line reason. */
+	/* An input that did not load with its error silenced is still one
+	 * that did not load: the environment is made without it. */
+	if (loaded < 0 && !a->report_only && !a->force &&
+	    !diag_count(&(*out)->diags, DIAG_ERROR) && say_unloaded(&w->diags)) {
+		snapshot_unref(*out);
+		*out = NULL;
+		goto out;
+	}
 	if ((nerr = diag_count(&(*out)->diags, DIAG_ERROR)) && !a->report_only) {
 		print_diags(&(*out)->diags, DIAG_ERROR, NULL);
 		if (loaded == 0)

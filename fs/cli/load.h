@@ -20,6 +20,11 @@ int load_world_sharing(const struct cli_inputs *ci, const struct world *donor,
 /* Prints every diagnostic of l at or above min on stderr, identical lines
  * once; counts[sev] grows per printed line when counts is not NULL. */
 void print_diags(const struct diag_list *l, enum diag_sev min, size_t counts[REPORT_NCOUNTS]);
+/* After a load that failed: one line on stderr per silenced error of l,
+ * saying that its input did not load all the same (--ignore silences a
+ * diagnostic, never the failure: a run made without the input is not
+ * the run). Returns how many it said. */
+size_t say_unloaded(const struct diag_list *l);
 
 /* Whether w has backend: 0, or CLI_EX_USAGE after "unknown backend 'x';
  * backends: a b c". */

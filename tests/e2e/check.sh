@@ -213,4 +213,22 @@ assert len(d) == 1 and d[0]["severity"] == "error" and d[0]["code"] in ("PE001",
 PY
 done
 
+# --ignore silences the diagnostic of an input that did not load, not the
+# failure: resolve printed an environment made without the config (exit
+# 0), which no silence makes right; check counted 0 errors and exited 2
+# without saying why.
+printf 'env: [1\n' >"$TMP/broken.yaml"
+set +e
+clean "$ENVFS_BIN" resolve --config "$TMP/broken.yaml" --ignore PE002 -b maxtext -a gfx950 >"$TMP/rb" 2>"$TMP/rb.err"
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && [ ! -s "$TMP/rb" ] || fail "resolve of a config that did not load, --ignore PE002: exit $rc, $(head -3 "$TMP/rb")"
+grep -q "broken.yaml: the input did not load" "$TMP/rb.err" || fail "resolve does not say the input did not load: $(cat "$TMP/rb.err")"
+set +e
+clean "$ENVFS_BIN" check --config "$TMP/broken.yaml" --ignore PE002 -b maxtext -a gfx950 >"$TMP/cb" 2>"$TMP/cb.err"
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q "broken.yaml: the input did not load" "$TMP/cb.err" ||
+	fail "check of a config that did not load, --ignore PE002: exit $rc: $(cat "$TMP/cb.err")"
+
 echo "ok: check"
