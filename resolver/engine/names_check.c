@@ -159,8 +159,6 @@ static const struct names_reader *foreign_reader(const struct nctx *c,
 	return other;
 }
 
-static bool declared_by(const struct spec *sp, const char *name);
-
 /* Whether a flag list of sp appends name's value (XLA_FLAGS_APPEND). */
 static bool flags_append_from(const struct spec *sp, const char *name)
 {
@@ -172,49 +170,30 @@ static bool flags_append_from(const struct spec *sp, const char *name)
 	return false;
 }
 
-/* Appends to out the other backends whose spec declares name ("maxtext",
- * "maxdiffusion and maxtext"); *count says how many. 0 or -ENOMEM. */
-static int other_backends(const struct nctx *c, const char *name, struct strbuf *out,
-			  size_t *count)
+/* The reader whose prefix name carries (the longest), when no reader
+ * whose prefix it carries runs in this backend; else NULL. */
+static const struct names_reader *foreign_prefix(const struct nctx *c, const char *name,
+						 const char **prefix)
 {
-	size_t k, n = 0, total = 0;
-	int err = 0;
-
-	for (k = 0; k < c->set->nbackends; k++) {
-		const struct spec *sp = c->set->backends[k];
-
-		total += sp != c->backend && declared_by(sp, name);
-	}
-	for (k = 0; k < c->set->nbackends && !err; k++) {
-		const struct spec *sp = c->set->backends[k];
-
-		if (sp == c->backend || !declared_by(sp, name))
-			continue;
-		n++;
-		err = sb_addf(out, "%s%s", n == 1 ? "" : n == total ? " and " : ", ",
-			      sp->backend);
-	}
-	*count = n;
-	return err;
-}
-
-/* Whether name carries the prefix of a reader, and no reader whose
- * prefix it carries runs in this backend. */
-static bool foreign_prefix(const struct nctx *c, const char *name)
-{
-	bool any = false;
-	size_t k, j;
+	const struct names_reader *best = NULL;
+	size_t k, j, bestlen = 0;
 
 	for (k = 0; k < c->nm->nreaders; k++)
 		for (j = 0; j < c->nm->readers[k].nprefixes; j++) {
-			if (strncmp(name, c->nm->readers[k].prefixes[j],
-				    strlen(c->nm->readers[k].prefixes[j])))
+			const char *p = c->nm->readers[k].prefixes[j];
+			size_t l = strlen(p);
+
+			if (strncmp(name, p, l))
 				continue;
 			if (names_reader_runs(c->nm, k, c->s->backend))
-				return false;
-			any = true;
+				return NULL;
+			if (l > bestlen) {
+				best = &c->nm->readers[k];
+				bestlen = l;
+				*prefix = p;
+			}
 		}
-	return any;
+	return best;
 }
 
 /* ---- which layers set a name ------------------------------------------------ */
@@ -267,8 +246,9 @@ static int check_name(struct nctx *c, const struct snap_var *v, int sev)
 {
 	const struct names_entry *e = names_find(c->nm, v->name, v->name_len);
 	const struct names_reader *r = NULL;
-	struct strbuf m = STRBUF_INIT, others = STRBUF_INIT;
-	size_t nothers = 0;
+	const struct names_reader *fr;
+	struct strbuf m = STRBUF_INIT;
+	const char *prefix = NULL;
 	const char *sug = NULL;
 	int err = 0;
 
@@ -278,17 +258,16 @@ static int check_name(struct nctx *c, const struct snap_var *v, int sev)
 	if (!e && (declared_by(c->backend, v->name) || declared_by(c->runner, v->name) ||
 		   owned(c->backend, v->name) || owned(c->runner, v->name)))
 		return 0;
-	/* In no reader's list, declared by another backend's spec, and of a
-	 * prefix only readers this backend never runs read: that backend's
-	 * launch reads it (MaxText's merge of XLA_FLAGS_APPEND), this one
-	 * passes it on unread. A prefix a reader here reads (NVTE_ in a
-	 * Megatron run) may be read by it, lists or not. */
-	if (!e && foreign_prefix(c, v->name) &&
-	    (err = other_backends(c, v->name, &others, &nothers)) == 0 && nothers) {
-		err = sb_addf(&m, "%s: only the %s launch%s this name, and a %s run does not "
-			      "use it", v->name, sb_str(&others), nothers > 1 ? "es read" : " reads",
-			      c->s->backend);
-		sb_release(&others);
+	/* In no reader's list and not this backend's (its spec, the
+	 * runner's), of a prefix only readers this backend never runs read:
+	 * XLA_GPU_AUTOTUNE_LEVEL (MaxText's launch reads it) or FLAGOS_LOG
+	 * in a Megatron run, passed on unread. Asked of the prefix, not of
+	 * which other spec declares it: a resolve of one backend reads no
+	 * other spec, and must say what the mount says. A prefix a reader
+	 * here reads (NVTE_ in a Megatron run) may be read, lists or not. */
+	if (!e && (fr = foreign_prefix(c, v->name, &prefix))) {
+		err = sb_addf(&m, "%s: %s names are for %s, which a %s run does not "
+			      "use", v->name, prefix, fr->title, c->s->backend);
 		if (!err)
 			err = diag_at_var_source(&c->s->diags, sev == DIAG_WARNING ?
 						 DC_NAME_OTHER_FRAMEWORK : DC_NAME_OTHER_IMAGE,
@@ -296,9 +275,6 @@ static int check_name(struct nctx *c, const struct snap_var *v, int sev)
 		sb_release(&m);
 		return err;
 	}
-	sb_release(&others);
-	if (err < 0)
-		return err;
 	if (!e && (spec_set_catalog(c->set, v->name) || spec_known(c->set, v->name)))
 		return 0;
 	if (r)

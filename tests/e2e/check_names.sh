@@ -76,24 +76,27 @@ printf 'env:\n  XLA_PYTHON_CLIENT_MEM_FRACTION: "0.9"\nmodules:\n  t:\n    frame
 	>"$TMP/maxtext_xla.yaml"
 check_to maxtext_xla --config "$TMP/maxtext_xla.yaml" -a gfx950
 expect_rc 0 maxtext_xla
-# A name only another backend's launch reads (its spec declares it, no
-# reader list has it) in a run of this one: XLA_GPU_AUTOTUNE_LEVEL and
-# XLA_FLAGS_APPEND are merged by MaxText's launch, FLAGOS_LOG is
-# torch_fl's; a Megatron run passes them on unread (they were silent).
-# NVTE_CK_USES_FWD_V3, which MaxText's spec sets, Transformer Engine
-# reads in a Megatron run too.
+# A name in no reader's list, not this backend's, of a prefix only
+# readers this backend never runs read: XLA_GPU_AUTOTUNE_LEVEL and
+# XLA_FLAGS_APPEND (MaxText's launch merges them), FLAGOS_LOG (torch_fl's)
+# in a Megatron run, passed on unread (they were silent). NVTE_CK_USES_FWD_V3,
+# which MaxText's spec sets, Transformer Engine reads in a Megatron run
+# too. The same for resolve -b, which reads no other backend's spec.
 check_to meg_other -b megatron -a gfx950 --env XLA_GPU_AUTOTUNE_LEVEL=5 \
 	--env XLA_FLAGS_APPEND=--xla_gpu_enable_triton_gemm=false --env FLAGOS_LOG=1 --env NVTE_CK_USES_FWD_V3=1
 expect_rc 1 meg_other
-expect_has meg_other "cli: warning: XLA_GPU_AUTOTUNE_LEVEL: only the maxtext launch reads this name, and a megatron run does not use it [PE603]" \
+expect_has meg_other "cli: warning: XLA_GPU_AUTOTUNE_LEVEL: XLA_ names are for XLA and JAX, which a megatron run does not use [PE603]" \
 	"XLA_GPU_AUTOTUNE_LEVEL in megatron: no warning"
-expect_has meg_other "cli: warning: XLA_FLAGS_APPEND: only the maxdiffusion and maxtext launches read this name, and a megatron run does not use it [PE603]" \
+expect_has meg_other "cli: warning: XLA_FLAGS_APPEND: XLA_ names are for XLA and JAX, which a megatron run does not use [PE603]" \
 	"XLA_FLAGS_APPEND in megatron: no warning"
-expect_has meg_other "cli: warning: FLAGOS_LOG: only the torch_fl launch reads this name" "FLAGOS_LOG in megatron: no warning"
+expect_has meg_other "cli: warning: FLAGOS_LOG: FLAGOS_ names are for" "FLAGOS_LOG in megatron: no warning"
 grep -q 'NVTE_CK_USES_FWD_V3' "$TMP/meg_other" && { cat "$TMP/meg_other" >&2; fail "NVTE_CK_USES_FWD_V3 is Transformer Engine's, which megatron runs"; }
 check_to max_other -b maxtext -a gfx950 --env XLA_GPU_AUTOTUNE_LEVEL=5 \
 	--env XLA_FLAGS_APPEND=--xla_gpu_enable_triton_gemm=false
 expect_rc 0 max_other
+clean "$ENVFS_BIN" resolve -b megatron -a gfx950 --env XLA_GPU_AUTOTUNE_LEVEL=5 --format explain |
+	grep -q 'XLA_GPU_AUTOTUNE_LEVEL: XLA_ names are for XLA and JAX, which' ||
+	fail "resolve -b megatron does not say what check says of XLA_GPU_AUTOTUNE_LEVEL"
 
 # --- each bad XLA_FLAGS_APPEND token: a warning with a suggestion ---
 check_to append --config "$FIX/xla_append.yaml" -a gfx950
