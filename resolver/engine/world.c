@@ -251,9 +251,10 @@ static int load_specs(struct world *w, const struct envfs_inputs *in,
 
 /* A module's framework that names no backend the specs have (a typo:
  * check would then take every backend, and the launch another path),
- * named at its place with the closest backend's name. Not asked of a set
- * read for one backend (only_backend): the others are not in it. */
-static int check_frameworks(struct world *w)
+ * named at its place with the closest backend's name. A load of one
+ * backend (only_backend) has not the others' specs: it asks the
+ * directory's files, so that resolve -b says what the mount says. */
+static int check_frameworks(struct world *w, const struct envfs_inputs *in)
 {
 	size_t k, j;
 	int err = 0;
@@ -262,13 +263,18 @@ static int check_frameworks(struct world *w)
 		const char *fw = w->config->frameworks[k];
 		const struct config_place *at = &w->config->framework_at[k];
 		const char *best = NULL;
-		size_t bd = 3, n = strlen(fw);
+		size_t bd = 3, n = strlen(fw), nstems = 0;
 		struct strbuf shown = STRBUF_INIT, mod = STRBUF_INIT;
+		char **stems = NULL;
+		bool has = spec_set_backend(w->specs, fw) != NULL;
 
-		if (spec_set_backend(w->specs, fw))
-			continue;
-		for (j = 0; j < w->specs->nbackends; j++) {
-			const char *b = w->specs->backends[j]->backend;
+		if (!has && in->only_backend && strcmp(fw, in->only_backend) &&
+		    (err = spec_dir_backends(in->specs_dir, fw, &has, &stems, &nstems)) < 0)
+			break;
+		if (has)
+			goto next;
+		for (j = 0; j < (stems ? nstems : w->specs->nbackends); j++) {
+			const char *b = stems ? stems[j] : w->specs->backends[j]->backend;
 			size_t d = text_edit_distance_max(fw, n, b, strlen(b), 2);
 
 			if (d < bd) {
@@ -285,8 +291,12 @@ static int check_frameworks(struct world *w)
 				       "know%s%s%s", sb_str(&mod), sb_str(&shown),
 				       best ? "; did you mean " : "", best ? best : "",
 				       best ? "?" : "");
+next:
 		sb_release(&shown);
 		sb_release(&mod);
+		for (j = 0; j < nstems; j++)
+			free(stems[j]);
+		free(stems);
 	}
 	return err;
 }
@@ -340,7 +350,7 @@ static int load(const struct envfs_inputs *in, const struct world *prev,
 		if (err == -ENOMEM)
 			goto out;
 		failed |= err < 0;
-		if (!in->only_backend && (err = check_frameworks(w)) < 0)
+		if ((err = check_frameworks(w, in)) < 0)
 			goto out;
 	}
 	if ((err = inherit_load_environ(in->inherit_env, &w->image)) < 0)

@@ -192,6 +192,13 @@ int spec_set_load_dir(const char *dir, const char *only, unsigned flags,
  * and returns the negative errno. *out and each name are caller-owned
  * (free()). */
 int spec_dir_list(const char *dir, char ***out, size_t *nout, struct diag_list *diags);
+/* Without loading them: whether a spec of dir declares backend (*has; a
+ * file that cannot be read counts, as for a load of one backend), and
+ * the names of its backends' files without ".yaml" (*stems, each and the
+ * array caller-owned, free()). For a load of one backend, which has not
+ * the others. Returns 0 (an unreadable dir: nothing found) or -ENOMEM. */
+int spec_dir_backends(const char *dir, const char *backend, bool *has, char ***stems,
+		      size_t *nstems);
 /* Loads one spec file (no catalog, no cross-file checks). */
 int spec_load_file(const char *path, const char *display, struct spec **out,
 		   struct diag_list *diags);

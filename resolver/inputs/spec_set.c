@@ -190,6 +190,45 @@ out:
 	return found;
 }
 
+int spec_dir_backends(const char *dir, const char *backend, bool *has, char ***stems,
+		      size_t *nstems)
+{
+	char **names = NULL, **v = NULL;
+	size_t n = 0, k, m = 0;
+	int err;
+
+	*has = false;
+	*stems = NULL;
+	*nstems = 0;
+	if ((err = spec_dir_list(dir, &names, &n, NULL)) < 0)
+		return err == -ENOMEM ? err : 0;
+	err = -ENOMEM;
+	if (!(v = calloc(n ? n : 1, sizeof(*v))))
+		goto out;
+	for (k = 0; k < n; k++) {
+		size_t l = strlen(names[k]);
+
+		if (shared_file(names[k]) || l < 6 || strcmp(names[k] + l - 5, ".yaml"))
+			continue;
+		*has = *has || declares(dir, names[k], backend);
+		if (!(v[m] = xstrndup(names[k], l - 5)))
+			goto out;
+		m++;
+	}
+	*stems = v;
+	*nstems = m;
+	v = NULL;
+	err = 0;
+out:
+	for (k = 0; v && k < m; k++)
+		free(v[k]);
+	free(v);
+	for (k = 0; k < n; k++)
+		free(names[k]);
+	free(names);
+	return err;
+}
+
 /* Reads dir's catalog.docs.yaml into set's catalog; 1 when it found an
  * error, 0 when not (or when there is no catalog to document: a missing
  * catalog.yaml is reported here, a broken one was already), or -ENOMEM. */

@@ -194,6 +194,12 @@ expect_rc 1 fw
 grep -qE "fw\.yaml:3:[0-9]+: warning: modules\.pre_trainer\.framework: megatorn is no backend the specs know; did you mean megatron\? \[PE119\]" "$TMP/fw" ||
 	fail "a misspelled framework: $(cat "$TMP/fw")"
 grep -q "framework: megatron is" "$TMP/fw" && fail "a known framework is warned: $(cat "$TMP/fw")"
+# resolve of one backend (which reads no other spec) says the same, as
+# the mount's explain does; a framework naming another backend is known.
+clean "$ENVFS_BIN" resolve --config "$TMP/fw.yaml" -b maxtext -a gfx950 --format explain >"$TMP/fwx"
+grep -q "modules\.pre_trainer\.framework: megatorn is no backend the specs know; did you mean megatron?" "$TMP/fwx" ||
+	fail "resolve -b maxtext does not say what check says of the framework: $(grep PE119 "$TMP/fwx")"
+[ "$(grep -c PE119 "$TMP/fwx")" -eq 1 ] || fail "resolve -b maxtext warns of a known framework: $(grep PE119 "$TMP/fwx")"
 
 # --format json when an input cannot be read: stdout is still the array,
 # the input an error in it (stdout was empty, the reason on stderr only).
