@@ -361,9 +361,12 @@ static int check_token(struct nctx *c, const struct snap_var *v, const char *tok
 		while (bare < tok + n && *bare == '-')
 			bare++;
 		bn = (size_t)((eq ? eq : tok + n) - bare);
-		err = sb_addf(&m, "%s: '%.*s' is not of the form --xla_NAME[=VALUE]", v->name,
-			      (int)n, tok);
-		if (!err && bn && names_xla_flag(c->nm, bare, bn))
+		/* A secret list's token may be a piece of its value: not shown. */
+		err = v->secret ? sb_addf(&m, "%s: a token (not shown: the list is secret) is not "
+					  "of the form --xla_NAME[=VALUE]", v->name)
+				: sb_addf(&m, "%s: '%.*s' is not of the form --xla_NAME[=VALUE]",
+					  v->name, (int)n, tok);
+		if (!err && !v->secret && bn && names_xla_flag(c->nm, bare, bn))
 			err = sb_addf(&m, "; did you mean --%.*s?", (int)(tok + n - bare), bare);
 	} else if (!(f = names_xla_flag(c->nm, name, nlen))) {
 		code = DC_XLA_FLAG_UNKNOWN;
@@ -372,9 +375,12 @@ static int check_token(struct nctx *c, const struct snap_var *v, const char *tok
 			err = sb_addf(&m, "; did you mean --%s?", sug);
 	} else if (f->boolean && eq && !xla_bool(eq + 1, (size_t)(tok + n - eq - 1))) {
 		code = DC_XLA_FLAG_NOT_BOOL;
-		err = sb_addf(&m, "%s: --%s is a boolean flag and '%.*s' is not true, false, 1 "
-			      "or 0; XLA refuses it", v->name, f->name, (int)(tok + n - eq - 1),
-			      eq + 1);
+		err = v->secret ? sb_addf(&m, "%s: --%s is a boolean flag and its value (not shown: "
+					  "the list is secret) is not true, false, 1 or 0; XLA "
+					  "refuses it", v->name, f->name)
+				: sb_addf(&m, "%s: --%s is a boolean flag and '%.*s' is not true, "
+					  "false, 1 or 0; XLA refuses it", v->name, f->name,
+					  (int)(tok + n - eq - 1), eq + 1);
 	} else {
 		return 0;
 	}
@@ -390,7 +396,9 @@ static int check_flags(struct nctx *c, const char *name)
 	const char *p, *end;
 	int err = 0;
 
-	if (!v || !v->set || !v->value || v->secret || !c->nm->nflags)
+	/* A secret list is checked too, by its flags' names alone (a flag's
+	 * name is XLA's, its value may be the secret). */
+	if (!v || !v->set || !v->value || !c->nm->nflags)
 		return 0;
 	for (p = v->value, end = v->value + v->value_len; p < end && !err;) {
 		const char *q;

@@ -230,4 +230,16 @@ clean SLURM_JOB_ID=1 SLURM_NODELIST=node1 MASTER_ADDR=SEKRIThost "$ENVFS_BIN" ch
 set -e
 grep -q 'PE211' "$TMP/err" || fail "no PE211: $(cat "$TMP/err")"
 ! grep -q SEKRIThost "$TMP/out" "$TMP/err" || fail "PE211 quoted a secret MASTER_ADDR"
+
+# A secret flag list is checked by its flags' names (it was not checked
+# at all): the misspelled flag is named, no value or token text shown.
+printf 'XLA_FLAGS=--xla_gpu_autotune_levle=SEKRITf1 --xla_gpu_enable_triton_gemm=SEKRITf2 SEKRITf3\n' >"$TMP/xs.env"
+set +e
+clean "$ENVFS_BIN" check --secret 'XLA_FLAGS*' --env-file "$TMP/xs.env" -b maxtext -a gfx950 >"$TMP/out" 2>"$TMP/err"
+set -e
+grep -q 'XLA defines no flag --xla_gpu_autotune_levle; did you mean --xla_gpu_autotune_level?' "$TMP/err" ||
+	fail "a secret flag list's misspelled flag: $(cat "$TMP/err")"
+grep -q -- '--xla_gpu_enable_triton_gemm is a boolean flag and its value (not shown' "$TMP/err" ||
+	fail "a secret flag list's bad boolean: $(cat "$TMP/err")"
+! grep -q SEKRITf "$TMP/out" "$TMP/err" || fail "check shows a secret flag list's text: $(grep SEKRITf "$TMP/err")"
 echo "ok: secrets"
