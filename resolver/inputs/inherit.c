@@ -398,7 +398,10 @@ int inherit_load_environ(char *const *env, struct env_list *out)
 	for (; env && *env; env++) {
 		const char *eq = strchr(*env, '=');
 
-		if (!eq || !env_name_valid(*env, (size_t)(eq - *env)))
+		/* bash, the launcher, passes on a name it cannot read as a
+		 * variable (MY-VAR): the training process gets it. A name
+		 * with '/' no mount can show as a file. */
+		if (!eq || eq == *env || memchr(*env, '/', (size_t)(eq - *env)))
 			continue;
 		if ((err = env_list_add(out, *env, (size_t)(eq - *env), eq + 1, strlen(eq + 1),
 					"image:environ")) < 0)

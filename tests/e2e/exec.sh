@@ -141,4 +141,11 @@ set -e
 [ "$rc2" -ne 0 ] && [ "$rc2" -lt 128 ] && [ -s "$tmp/nobackend.err" ] ||
 	fail "exec with an unknown backend: exit $rc2, stderr '$(cat "$tmp/nobackend.err")'"
 
+# A caller's name no shell can read (MY-VAR) is passed on, as the
+# launcher's bash passes it to the training process (exec dropped it).
+env 'MY-VAR=odd' 'a.b=dot' "$ENVFS_BIN" exec -b maxtext -a gfx950 -- env -0 >"$tmp/odd.out" 2>"$tmp/odd.err" ||
+	fail "exec with odd names in the environment: $(cat "$tmp/odd.err")"
+tr '\0' '\n' <"$tmp/odd.out" | grep -qx 'MY-VAR=odd' && tr '\0' '\n' <"$tmp/odd.out" | grep -qx 'a.b=dot' ||
+	fail "exec dropped the caller's MY-VAR or a.b: $(tr '\0' '\n' <"$tmp/odd.out" | grep -E 'MY|a\.b')"
+
 echo "exec: all checks passed"
