@@ -342,6 +342,20 @@ out:
 	return err < 0 ? err : 0;
 }
 
+/* Where tok was written: the source of the part of v's flag list that
+ * gave it (an --env-file's line, the config's, the spec's managed list),
+ * else v's own. */
+static const char *token_source(const struct snap_var *v, const char *tok, size_t n)
+{
+	uint32_t k;
+
+	for (k = 0; v->flags && k < v->nflags; k++)
+		if (v->flags[k].source && strlen(v->flags[k].token) == n &&
+		    !memcmp(v->flags[k].token, tok, n))
+			return v->flags[k].source;
+	return v->source;
+}
+
 static int check_token(struct nctx *c, const struct snap_var *v, const char *tok, size_t n)
 {
 	const char *eq = memchr(tok, '=', n), *name = tok + 2, *sug;
@@ -385,7 +399,7 @@ static int check_token(struct nctx *c, const struct snap_var *v, const char *tok
 		return 0;
 	}
 	if (!err)
-		err = diag_at_var_source(&c->s->diags, code, v->source, sb_str(&m));
+		err = diag_at_var_source(&c->s->diags, code, token_source(v, tok, n), sb_str(&m));
 	sb_release(&m);
 	return err;
 }

@@ -20,6 +20,7 @@ struct part {
 	const char *text;
 	size_t len;
 	enum layer layer;
+	const char *source;           /* arena, or NULL */
 };
 
 /* A flag given again: the last wins, which is worth knowing (info), and a
@@ -73,6 +74,7 @@ static int effective_flags(struct sim *s, struct evar *e, const struct part *par
 			}
 			f[k].token = tok;
 			f[k].layer = parts[p].layer;
+			f[k].source = parts[p].source;
 		}
 	}
 	for (k = 0; k < n; k++)
@@ -128,6 +130,15 @@ int sim_managed_flags(struct sim *s, const struct spec *sp, const struct spec_va
 	return err;
 }
 
+/* Where e's value was written, in the arena (it outlives the inputs'
+ * strings in the snapshot), or NULL. */
+static const char *win_source(struct sim *s, const struct evar *e)
+{
+	const char *src = e->set && e->win != NONE ? sim_rec_source(s, &s->recs[e->win]) : NULL;
+
+	return src ? arena_strdup(s->arena, src) : NULL;
+}
+
 /* Merges a flag list into its variable at the step of its spec. */
 int sim_flags_apply(struct sim *s, uint32_t vi, const struct spec *sp,
 		    const struct spec_var *decl, const struct eval *managed)
@@ -154,7 +165,7 @@ int sim_flags_apply(struct sim *s, uint32_t vi, const struct spec *sp,
 		goto flags;
 	}
 	if (owned) {
-		parts[np++] = (struct part){ e->val, e->len, LAYER_CONFIG };
+		parts[np++] = (struct part){ e->val, e->len, LAYER_CONFIG, win_source(s, e) };
 		if ((err = sim_explain_add(s, e, "%s comes from the config env: block; managed "
 					   "defaults skipped", e->name)) < 0)
 			goto out;
@@ -182,9 +193,10 @@ int sim_flags_apply(struct sim *s, uint32_t vi, const struct spec *sp,
 		}
 	} else {
 		if (e->set && e->len)
-			parts[np++] = (struct part){ e->val, e->len, base_layer };
+			parts[np++] = (struct part){ e->val, e->len, base_layer, win_source(s, e) };
 		if (managed->len) {
-			parts[np++] = (struct part){ managed->val, managed->len, ml };
+			parts[np++] = (struct part){ managed->val, managed->len, ml,
+						     sim_spec_entry_source(s, sp, decl) };
 			if (e->set && e->len &&
 			    (err = sim_explain_add(s, e, "%s appended (managed defaults override "
 						   "inherited)", e->name)) < 0)
@@ -194,7 +206,7 @@ int sim_flags_apply(struct sim *s, uint32_t vi, const struct spec *sp,
 	if (ai != NONE && s->v[ai].set && s->v[ai].len) {
 		struct evar *a = &s->v[ai];
 
-		parts[np++] = (struct part){ a->val, a->len, (enum layer)a->layer };
+		parts[np++] = (struct part){ a->val, a->len, (enum layer)a->layer, win_source(s, a) };
 		if (a->secret || e->secret)
 			err = sim_explain_add(s, e, "%s appended (wins): <redacted>", a->name);
 		else
@@ -259,7 +271,7 @@ flags:
 	e = &s->v[vi];
 	if (e->set) {
 		if (e->pinned) {
-			parts[0] = (struct part){ e->val, e->len, LAYER_OVERRIDE };
+			parts[0] = (struct part){ e->val, e->len, LAYER_OVERRIDE, "override" };
 			np = 1;
 		}
 		err = effective_flags(s, e, parts, np, s->full);

@@ -179,6 +179,8 @@ int sim_warn_at(struct sim *s, enum diag_code code, const struct spec *sp,
 int sim_explain_add(struct sim *s, struct evar *e, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 const char *sim_rec_source(struct sim *s, const struct rec *r);
+/* "FILE:LINE" of sv, an entry of sp, in the arena; NULL out of memory. */
+const char *sim_spec_entry_source(struct sim *s, const struct spec *sp, const struct spec_var *sv);
 
 /* resolve_entry.c */
 /* Counts n bytes against the directory's expansion budget; past it, one

@@ -237,7 +237,7 @@ out:
 
 /* "file:line" of a spec entry, in the arena. Built by hand: it is made
  * once per shown variable, and printf costs more than the rest of it. */
-static const char *entry_source(struct sim *s, const struct spec *sp, const struct spec_var *sv)
+const char *sim_spec_entry_source(struct sim *s, const struct spec *sp, const struct spec_var *sv)
 {
 	char digits[16];
 	size_t nd = 0, n = strlen(sp->display), i;
@@ -265,6 +265,6 @@ const char *sim_rec_source(struct sim *s, const struct rec *r)
 
 	if (r->source || !r->sv)
 		return r->source;
-	return entry_source(s, rn && r->sv >= rn->vars && r->sv < rn->vars + rn->nvars ? rn :
+	return sim_spec_entry_source(s, rn && r->sv >= rn->vars && r->sv < rn->vars + rn->nvars ? rn :
 			    s->backend, r->sv);
 }

@@ -20,6 +20,8 @@ struct snap_flag {            /* one effective flag of a flag-list variable */
 	const char *key;          /* text before '=' */
 	const char *token;        /* the whole winning token */
 	enum layer layer;         /* the layer of the part that set it */
+	const char *source;       /* where that part was written ("FILE:LINE",
+	                             "cli", ...), or NULL when not known */
 };
 
 /* 10,000 of these live twice during a reload (the served snapshot and

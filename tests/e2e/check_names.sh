@@ -98,6 +98,14 @@ clean "$ENVFS_BIN" resolve -b megatron -a gfx950 --env XLA_GPU_AUTOTUNE_LEVEL=5 
 	grep -q 'XLA_GPU_AUTOTUNE_LEVEL: XLA_ names are for XLA and JAX, which' ||
 	fail "resolve -b megatron does not say what check says of XLA_GPU_AUTOTUNE_LEVEL"
 
+# --- a bad token is placed where it was written: an --env-file's XLA_FLAGS
+# line, not the spec that merges the list (it said specs/maxtext.yaml:11)
+printf 'OTHER=1\nXLA_FLAGS=--xla_gpu_autotune_levle=3\n' >"$TMP/flags.env"
+check_to flagplace -b maxtext -a gfx950 --env-file "$TMP/flags.env"
+expect_rc 1 flagplace
+expect_has flagplace "$TMP/flags.env:2: warning: XLA_FLAGS: XLA defines no flag --xla_gpu_autotune_levle" \
+	"the bad token is not placed at its env-file line"
+
 # --- each bad XLA_FLAGS_APPEND token: a warning with a suggestion ---
 check_to append --config "$FIX/xla_append.yaml" -a gfx950
 expect_rc 1 append

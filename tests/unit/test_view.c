@@ -569,8 +569,8 @@ static struct snapshot *explain_snapshot(void)
 	v->layers = astr(s, "image backend");
 	v->effective = astr(s, "--a=1\n--b=2\n");
 	f = arena_alloc(s->arena, 2 * sizeof(*f));
-	f[0] = (struct snap_flag){ astr(s, "--a"), astr(s, "--a=1"), LAYER_IMAGE };
-	f[1] = (struct snap_flag){ astr(s, "--b"), astr(s, "--b=2"), LAYER_BACKEND };
+	f[0] = (struct snap_flag){ astr(s, "--a"), astr(s, "--a=1"), LAYER_IMAGE, NULL };
+	f[1] = (struct snap_flag){ astr(s, "--b"), astr(s, "--b=2"), LAYER_BACKEND, NULL };
 	v->flags = f;
 	v->nflags = 2;
 	v->explain = astr(s, "XLA_FLAGS appended (managed defaults override inherited)\n");
