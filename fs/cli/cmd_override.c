@@ -25,6 +25,7 @@
 #include "infile.h"
 #include "load.h"
 #include "names.h"
+#include "offline_history.h"
 #include "state_lock.h"
 #include "statefile.h"
 #include "strbuf.h"
@@ -441,6 +442,21 @@ static int state_change(const struct cli_args *a, const struct world *w,
 		err = statefile_save(lock.path, &ov);
 	rc = err ? say(t, OV_FAILED, "cannot save --state %s: %s; nothing changed",
 		       a->ci.state, strerror(-err)) : 0;
+	/* A change of the run as a write through the mount is: in the
+	 * history the next mount tells (after the state: it is only a
+	 * record, and the change stands without it). */
+	if (!err) {
+		struct snapshot *s2 = NULL;
+		char msg[512] = "";
+
+		if ((err = resolve_dir(w, &ov, t->backend, arch, &s2)) < 0 ||
+		    offline_history_note(lock.path, s, s2, op == OP_SET ? HIST_WRITE : HIST_RM, msg,
+					 sizeof(msg)) < 0)
+			fprintf(stderr, "primus-envfs: %s: warning: the change is saved, its "
+				"history is not: %s\n", t->cmd->name,
+				*msg ? msg : strerror(-err));
+		snapshot_unref(s2);
+	}
 out:
 	snapshot_unref(s);
 	diag_list_release(&d);

@@ -13,65 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "history_disk.h"
 #include "history_file.h"
 #include "infile.h"
 #include "statefile.h"
 #include "trust.h"
-
-/* Reads path (a regular file of at most HISTORY_FILE_MAX bytes) into
- * *buf (caller-owned, free()). -ENOENT when there is none; -EPERM when
- * someone else could have written it (why says how). */
-static int read_file(const char *path, char **buf, size_t *len, struct strbuf *why)
-{
-	const char *kind = NULL;
-	struct stat st;
-	size_t got = 0;
-	ssize_t n;
-	char *b = NULL;
-	int fd, err = 0, r;
-
-	*buf = NULL;
-	if ((fd = infile_open(path, &kind)) < 0) {
-		if (fd == -EINVAL)
-			sb_addf(why, "not a regular file (%s)", kind ? kind : "?");
-		return fd;
-	}
-	if (fstat(fd, &st) < 0) {
-		err = -errno;
-		goto out;
-	}
-	/* Its directory is the state file's, already judged (state_lock). */
-	if ((r = trust_stat(path, &st, geteuid(), why)) <= 0) {
-		err = r < 0 ? r : -EPERM;
-		goto out;
-	}
-	if ((size_t)st.st_size > HISTORY_FILE_MAX) {
-		sb_addf(why, "larger than %u bytes", HISTORY_FILE_MAX);
-		err = -EFBIG;
-		goto out;
-	}
-	if (!(b = malloc((size_t)st.st_size + 1))) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while (got < (size_t)st.st_size &&
-	       (n = read(fd, b + got, (size_t)st.st_size - got)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			goto out;
-		}
-		got += (size_t)n;
-	}
-	*buf = b;
-	*len = got;
-	b = NULL;
-out:
-	free(b);
-	close(fd);
-	return err;
-}
 
 int history_store_load(struct envfs *fs)
 {
@@ -86,7 +32,7 @@ int history_store_load(struct envfs *fs)
 		fs->hist_path = NULL;
 		return -ENOMEM;
 	}
-	err = read_file(fs->hist_path, &buf, &len, &why);
+	err = history_disk_read(fs->hist_path, &buf, &len, &why);
 	if (err == -ENOENT) {
 		err = 0;
 		goto out;

@@ -30,6 +30,11 @@ one_line() {
 
 # set, then get reads it back, and the file holds it.
 run 0 "$ENVFS_BIN" set --state "$st" maxtext/gfx950 NCCL_DEBUG INFO
+# ... and the history beside it tells the change, as a write through a
+# mount would be told (the next mount lists it and numbers on after it).
+grep -qE "^gen 1 [0-9]+ [0-9]+ write $(id -u) [0-9]+ -\$" "$st.history" &&
+	grep -q '^var =maxtext =gfx950 =NCCL_DEBUG 0 1 ' "$st.history" ||
+	fail "the history of an offline set: $(cat "$st.history" 2>&1)"
 [ ! -s "$tmp/out" ] && [ ! -s "$tmp/err" ] || fail "set printed something: $(cat "$tmp/out" "$tmp/err")"
 grep -q 'name: "NCCL_DEBUG", value: "INFO"' "$st" || fail "the state file lacks the override: $(cat "$st")"
 [ "$(stat -c %a "$st")" = 600 ] || fail "the state file is not mode 0600"

@@ -62,6 +62,20 @@ new=$(sed -n 's/^gen \([0-9]*\) .* start$/\1/p' "$TMP/h3" | tail -1)
 envfs_umount
 printf 'env:\n  NCCL_DEBUG: "INFO"\n' >"$cfg"
 
+# A change made offline (set --state) is a generation too: the remount
+# tells it, after the ones before, and numbers on after it (it left no
+# trace: the next start showed the new value with no change behind it).
+"$ENVFS_BIN" set --specs "$ENVFS_SPECS" --config "$cfg" --state "$state" maxtext/gfx950 \
+	ENVFS_OFFLINE 7 || fail "set --state offline: exit $?"
+envfs_mount --specs "$ENVFS_SPECS" --config "$cfg" --state "$state"
+hist >"$TMP/h4"
+ogen=$(sed -n "s/^gen \([0-9]*\)  [^ ]*  write  uid $(id -u) pid [0-9]*\$/\1/p" "$TMP/h4" | tail -1)
+grep -qx '  maxtext/gfx950 ENVFS_OFFLINE: (unset) -> "7" override' "$TMP/h4" && [ -n "$ogen" ] &&
+	[ "$ogen" -gt "$rgen" ] || fail "the offline set is not in the history after the reload's gen $rgen: $(cat "$TMP/h4")"
+new=$(sed -n 's/^gen \([0-9]*\) .* start$/\1/p' "$TMP/h4" | tail -1)
+[ "$new" -gt "$ogen" ] || fail "the start after an offline set is gen $new, not after $ogen"
+envfs_umount
+
 # history=2 after a remount: the last two.
 envfs_mount --specs "$ENVFS_SPECS" --config "$cfg" --state "$state" -o history=2
 [ "$(grep -o '"generation":' "$MNT/history" | wc -l)" -eq 2 ] || fail "history=2 keeps: $(cat "$MNT/history")"
