@@ -280,6 +280,13 @@ void syncd_readopt(struct syncd *sd, struct inval_list *inval)
 		it.len = len;
 		it.rev = r.kvs[0].mod_revision;
 		syncd_apply_items(sd, &it, NULL, inval);
+		/* Not applied (the apply failed and said so): the node has
+		 * still seen that revision, or its next compare of the key
+		 * would wait for a watch event that has passed. */
+		pthread_mutex_lock(&sd->lock);
+		if ((k = syncd_key_find(sd, sd->readopt[i])) && k->rev < it.rev)
+			k->rev = it.rev;
+		pthread_mutex_unlock(&sd->lock);
 next:
 		sd->api->range_free(&r);
 		free(key);
