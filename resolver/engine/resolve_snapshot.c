@@ -89,7 +89,8 @@ static int dir_notes(struct sim *s, const char **out)
 /* A diagnostic never carries a secret value, whichever path made it. */
 int sim_scrub_diags(struct sim *s, struct diag_list *l)
 {
-	size_t k, d;
+	size_t k;
+	int err;
 
 	for (k = 0; k < s->nv; k++) {
 		const struct evar *e = &s->v[k];
@@ -97,24 +98,8 @@ int sim_scrub_diags(struct sim *s, struct diag_list *l)
 		/* Shorter values are no telling secret, and too common. */
 		if (!e->secret || !e->set || e->len < 4)
 			continue;
-		for (d = 0; d < l->n; d++) {
-			char *m = l->v[d].msg, *at;
-
-			while ((at = memmem(m, strlen(m), e->val, e->len))) {
-				struct strbuf sb = STRBUF_INIT;
-				int err;
-
-				if ((err = sb_add(&sb, m, (size_t)(at - m))) < 0 ||
-				    (err = sb_adds(&sb, "<redacted>")) < 0 ||
-				    (err = sb_adds(&sb, at + e->len)) < 0) {
-					sb_release(&sb);
-					return err;
-				}
-				free(l->v[d].msg);
-				l->v[d].msg = sb_detach(&sb, NULL);
-				m = l->v[d].msg;
-			}
-		}
+		if ((err = diag_scrub(l, e->val, e->len)) < 0)
+			return err;
 	}
 	return 0;
 }

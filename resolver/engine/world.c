@@ -13,6 +13,23 @@
 /* An --env-file's line whose name no shell can export, named by its
  * place (src is FILE:LINE) and its name, escaped and cut at 128 bytes.
  * Never the value: the file is where secrets are passed. */
+/* Letters, digits and _ . - : alone, at most 64 of them. */
+static bool name_like(const char *s, size_t n)
+{
+	size_t i;
+
+	if (!n || n > 64)
+		return false;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-' || c == ':'))
+			return false;
+	}
+	return true;
+}
+
 static int bad_file_name(struct world *w, const char *src, const char *name, size_t n)
 {
 	const char *colon = strrchr(src, ':');
@@ -23,12 +40,19 @@ static int bad_file_name(struct world *w, const char *src, const char *name, siz
 	/* The source is "FILE:LINE" as the loader wrote it, so the last colon
 	 * ends the file name even when the name holds colons. */
 	err = sb_add(&file, src, colon && line ? (size_t)(colon - src) : strlen(src));
-	if (!err)
+	/* Quoted when it looks like a name a user meant (A.B, MY-VAR): text
+	 * of other bytes may be a piece of a value (a wrapped token). */
+	if (!err && name_like(name, n))
 		err = text_escape_max(&shown, name, n, 128);
-	if (!err)
+	if (!err && shown.len)
 		err = diag_add(&w->diags, DC_CLI_ENV_FORMAT, sb_str(&file), (unsigned)line, 0,
 			       "'%s' is not a variable name ([A-Za-z_][A-Za-z0-9_]*): the "
 			       "launcher's shell cannot export it", sb_str(&shown));
+	else if (!err)
+		err = diag_add(&w->diags, DC_CLI_ENV_FORMAT, sb_str(&file), (unsigned)line, 0,
+			       "the text before '=' is not a variable name "
+			       "([A-Za-z_][A-Za-z0-9_]*), and is not shown: it may be part of a "
+			       "value; the launcher's shell cannot export it");
 	sb_release(&file);
 	sb_release(&shown);
 	return err < 0 ? err : -EINVAL;
@@ -321,6 +345,40 @@ static int load_slurm(struct world *w, const struct envfs_inputs *in, const stru
 	return diag_extend(&w->slurm_diags, &prev->slurm_diags);
 }
 
+/* The inputs' diagnostics never carry a secret's value, whichever layer
+ * holds it: a config warning quoting a copy of an --env-file's token
+ * knows only the config's names. Values under 4 bytes are no telling
+ * secret, and too common (as sim_scrub_diags). */
+static int scrub_list(struct world *w, const struct env_list *l)
+{
+	size_t k;
+	int err;
+
+	for (k = 0; k < l->n; k++)
+		if (l->v[k].value_len >= 4 && world_name_secret(w, l->v[k].name) &&
+		    (err = diag_scrub(&w->diags, l->v[k].value, l->v[k].value_len)) < 0)
+			return err;
+	return 0;
+}
+
+static int scrub_inputs(struct world *w)
+{
+	size_t k;
+	int err;
+
+	if ((err = scrub_list(w, &w->cli)) < 0 || (err = scrub_list(w, &w->image)) < 0 ||
+	    (err = scrub_list(w, &w->host)) < 0)
+		return err;
+	for (k = 0; w->config && k < w->config->nenv; k++) {
+		const struct config_entry *e = &w->config->env[k];
+
+		if (e->value_len >= 4 && world_name_secret(w, e->name) &&
+		    (err = diag_scrub(&w->diags, e->value, e->value_len)) < 0)
+			return err;
+	}
+	return 0;
+}
+
 static int load(const struct envfs_inputs *in, const struct world *prev,
 		enum share_mode share, struct world **out)
 {
@@ -381,6 +439,8 @@ static int load(const struct envfs_inputs *in, const struct world *prev,
 	if ((in->primus_path && !(w->primus_path = xstrdup(in->primus_path))) ||
 	    (in->silence && diag_silence_extend(&w->silence, in->silence) < 0) ||
 	    (w->config && diag_silence_extend(&w->silence, &w->config->silence) < 0))
+		goto out;
+	if ((err = scrub_inputs(w)) < 0)
 		goto out;
 	diag_silence_apply(&w->silence, &w->diags, 0);
 	err = failed ? -EINVAL : 0;

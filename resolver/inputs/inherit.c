@@ -236,15 +236,25 @@ static int env_file_line(const char *tag, const char *file, unsigned lineno, con
 			return err;
 	} else if (!env_name_valid(s, name_len)) {
 		struct strbuf shown = STRBUF_INIT;
+		size_t word = 0;
 
-		/* Unprintable bytes escaped: the name goes on one line of
-		 * `check` output. */
-		err = text_escape_max(&shown, s, name_len, 128);
-		if (!err)
-			err = diag_add(diags, DC_ENV_FILE_NAME, file, lineno, 0,
-				       "'%s' is not a variable name (%s; docker --env-file "
-				       "refuses the file); line skipped", sb_str(&shown),
-				       name_len ? "it holds whitespace" : "it is empty");
+		/* Only its first word is shown ('export', 'HF_TOKEN:'): what
+		 * follows the whitespace may be a value's piece (a token in
+		 * 'NAME: value' style, padded with '='). Escaped: it goes on
+		 * one line of `check` output. */
+		while (word < name_len && !has_space(s + word, 1))
+			word++;
+		err = name_len ? text_escape_max(&shown, s, word, 64) : 0;
+		if (!err && name_len)
+			err = diag_add(diags, DC_ENV_FILE_NAME, file, lineno, (unsigned)word + 1,
+				       "the text before '=' holds whitespace at column %zu (it starts "
+				       "'%s'; the rest is not shown, as it may be part of a value), "
+				       "so it is no variable name; docker --env-file refuses the "
+				       "file; line skipped", word + 1, sb_str(&shown));
+		else if (!err)
+			err = diag_add(diags, DC_ENV_FILE_NAME, file, lineno, 1,
+				       "the line starts with '=': it names no variable; docker "
+				       "--env-file refuses the file; line skipped");
 		sb_release(&shown);
 		return err;
 	}

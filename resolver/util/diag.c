@@ -156,6 +156,31 @@ int diag_max_sev(const struct diag_list *l)
 	return max;
 }
 
+int diag_scrub(struct diag_list *l, const char *val, size_t len)
+{
+	size_t d;
+
+	for (d = 0; len && d < l->n; d++) {
+		char *m = l->v[d].msg, *at;
+
+		while ((at = memmem(m, strlen(m), val, len))) {
+			struct strbuf sb = STRBUF_INIT;
+			int err;
+
+			if ((err = sb_add(&sb, m, (size_t)(at - m))) < 0 ||
+			    (err = sb_adds(&sb, "<redacted>")) < 0 ||
+			    (err = sb_adds(&sb, at + len)) < 0) {
+				sb_release(&sb);
+				return err;
+			}
+			free(l->v[d].msg);
+			l->v[d].msg = sb_detach(&sb, NULL);
+			m = l->v[d].msg;
+		}
+	}
+	return 0;
+}
+
 size_t diag_count(const struct diag_list *l, enum diag_sev sev)
 {
 	size_t i, n = 0;

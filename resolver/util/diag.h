@@ -37,6 +37,10 @@ int diag_add(struct diag_list *l, enum diag_code code, const char *file,
 	__attribute__((format(printf, 6, 7)));
 int diag_vadd(struct diag_list *l, enum diag_code code, const char *file,
 	      unsigned line, unsigned col, const char *fmt, va_list ap);
+/* Replaces every occurrence of the len bytes at val in the messages of l
+ * by <redacted>: a secret's value, whichever path put it there. Returns
+ * 0 or -ENOMEM. */
+int diag_scrub(struct diag_list *l, const char *val, size_t len);
 /* Appends copies of every diagnostic of src. */
 int diag_extend(struct diag_list *dst, const struct diag_list *src);
 /* The same from src's diagnostic number first on (a snapshot's own, past

@@ -66,7 +66,7 @@ run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" exec -b maxtext -a gfx950 --env "HF
 printf 'GOOD=1\nBAD NAME=2\n' >"$TMP/bad.env"
 run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" resolve --env-file "$TMP/bad.env" -b maxtext -a gfx950
 [ "$rc" -eq 2 ] && [ ! -s "$TMP/out" ] || fail "a bad --env-file line: exit $rc"
-grep -q "bad.env:2: error: 'BAD NAME' is not a variable name" "$TMP/err" ||
+grep -q "bad.env:2:4: error: the text before '=' holds whitespace at column 4 (it starts 'BAD'" "$TMP/err" ||
 	fail "a bad --env-file line: $(cat "$TMP/err")"
 
 echo "ok: env_file"

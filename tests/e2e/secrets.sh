@@ -242,4 +242,28 @@ grep -q 'XLA defines no flag --xla_gpu_autotune_levle; did you mean --xla_gpu_au
 grep -q -- '--xla_gpu_enable_triton_gemm is a boolean flag and its value (not shown' "$TMP/err" ||
 	fail "a secret flag list's bad boolean: $(cat "$TMP/err")"
 ! grep -q SEKRITf "$TMP/out" "$TMP/err" || fail "check shows a secret flag list's text: $(grep SEKRITf "$TMP/err")"
+
+# A config value that copies another layer's secret is quoted in no
+# warning (the config's own names made it public: PE104 printed it).
+printf 'HF_TOKEN=98765432101\n' >"$TMP/csec.env"
+printf 'env:\n  PGPASS_COPY: 98765432101\n' >"$TMP/ccopy.yaml"
+set +e
+clean "$ENVFS_BIN" check -b maxtext -a gfx950 --config "$TMP/ccopy.yaml" --env-file "$TMP/csec.env" \
+	>"$TMP/out" 2>"$TMP/err"
+set -e
+grep -q 'PGPASS_COPY: unquoted <redacted> is an int' "$TMP/err" || fail "the copy's warning: $(cat "$TMP/err")"
+! grep -qF 98765432101 "$TMP/out" "$TMP/err" || fail "check quoted a copy of an --env-file's secret"
+# An env-file line in NAME: value style holding '=' (base64 padding) is
+# shown by its first word alone; a name part of other bytes not at all.
+printf 'GOOD=1\nHF_TOKEN: aGVsbG8gc2VjcmV0dG9rZW4=\n' >"$TMP/y64.env"
+set +e
+clean "$ENVFS_BIN" check -b maxtext -a gfx950 --env-file "$TMP/y64.env" >"$TMP/out" 2>"$TMP/err"
+set -e
+grep -q "(it starts 'HF_TOKEN:'; the rest is not shown" "$TMP/err" || fail "the NAME: value line: $(cat "$TMP/err")"
+! grep -q aGVsbG8 "$TMP/out" "$TMP/err" || fail "check quoted a token of an env-file line"
+printf 'U0VLUklU+/x=2\n' >"$TMP/b64.env"
+set +e
+clean "$ENVFS_BIN" check -b maxtext -a gfx950 --env-file "$TMP/b64.env" >"$TMP/out" 2>"$TMP/err"
+set -e
+grep -q "PE207" "$TMP/err" && ! grep -q U0VL "$TMP/out" "$TMP/err" || fail "a wrapped token's line: $(cat "$TMP/err")"
 echo "ok: secrets"
