@@ -160,6 +160,11 @@ int cmd_history(int argc, char **argv)
 		goto out;
 	}
 	*slash = '\0';
+	if (!strcmp(dir, ".") || !strcmp(dir, "..") || !strcmp(slash + 1, ".") ||
+	    !strcmp(slash + 1, "..")) {
+		rc = usage_error("not BACKEND/ARCH:", argv[optind]);
+		goto out;
+	}
 	f.backend = dir;
 	f.arch = slash + 1;
 	f.name = argc - optind == 2 ? argv[optind + 1] : NULL;

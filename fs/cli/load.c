@@ -135,8 +135,14 @@ int load_one(struct cli_args *a, const struct world *donor, struct world **w,
 	/* Only explain shows a note: the catalog's docs are read for it alone. */
 	a->ci.in.values_only = !a->report_only;
 	if ((*loaded = load_world_sharing(&a->ci, donor, false, w)) < 0 && (!*w || !(*w)->specs)) {
-		if (*w)
-			print_diags(&(*w)->diags, DIAG_ERROR, NULL);
+		if (*w) {
+			size_t said[REPORT_NCOUNTS] = { 0 };
+
+			print_diags(&(*w)->diags, DIAG_ERROR, said);
+			/* Every error silenced: still one line of why. */
+			if (!said[DIAG_ERROR])
+				say_unloaded(&(*w)->diags);
+		}
 		goto out;
 	}
 	if ((rc = select_backend(*w, a->backend)) != 0 ||

@@ -87,6 +87,18 @@ int envfs_new(const struct mount_opts *opts, const char *state_path,
 	if ((err = load_state(fs)) < 0 || (err = history_store_load(fs)) < 0 ||
 	    (err = reload->make(fs, &fs->reloader)) < 0)
 		goto out;
+	/* A --sync node's state mounted without --sync: the node left the
+	 * run, so the file no longer says it is one's (set --state would
+	 * refuse it for good). Saved now, as a mount with --sync marks it. */
+	if (!opts->so.endpoints && fs->ov.sync_run && fs->state_path) {
+		free(fs->ov.sync_run);
+		free(fs->ov.sync_node);
+		fs->ov.sync_run = fs->ov.sync_node = NULL;
+		if ((err = statefile_save(fs->state_path, &fs->ov)) < 0) {
+			log_err("cannot save the state to %s: %s", fs->state_path, strerror(-err));
+			goto out;
+		}
+	}
 	if (opts->so.endpoints && (err = sync->make(fs, &opts->so, &fs->sync)) < 0) {
 		usage = err == -EINVAL;
 		goto out;

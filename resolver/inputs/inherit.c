@@ -410,8 +410,9 @@ int inherit_load_environ(char *const *env, struct env_list *out)
 
 		/* bash, the launcher, passes on a name it cannot read as a
 		 * variable (MY-VAR): the training process gets it. A name
-		 * with '/' no mount can show as a file. */
-		if (!eq || eq == *env || memchr(*env, '/', (size_t)(eq - *env)))
+		 * with '/', "." and ".." no mount can show as a file. */
+		if (!eq || eq == *env || memchr(*env, '/', (size_t)(eq - *env)) ||
+		    !strncmp(*env, ".=", 2) || !strncmp(*env, "..=", 3))
 			continue;
 		if ((err = env_list_add(out, *env, (size_t)(eq - *env), eq + 1, strlen(eq + 1),
 					"image:environ")) < 0)

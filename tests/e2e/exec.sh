@@ -141,6 +141,10 @@ set -e
 [ "$rc2" -ne 0 ] && [ "$rc2" -lt 128 ] && [ -s "$tmp/nobackend.err" ] ||
 	fail "exec with an unknown backend: exit $rc2, stderr '$(cat "$tmp/nobackend.err")'"
 
+# ... but not "." or "..", which no mount can show as a file.
+env '.=dot' '..=dotdot' "$ENVFS_BIN" resolve --inherit-env -b maxtext -a gfx950 --format env_file \
+	>"$tmp/dots.out" 2>"$tmp/dots.err" || fail "resolve with . and .. in the environment: $(cat "$tmp/dots.err")"
+! grep -q '^\.\.*=' "$tmp/dots.out" || fail "the env_file view holds . or ..: $(grep '^\.' "$tmp/dots.out")"
 # A caller's name no shell can read (MY-VAR) is passed on, as the
 # launcher's bash passes it to the training process (exec dropped it).
 env 'MY-VAR=odd' 'a.b=dot' "$ENVFS_BIN" exec -b maxtext -a gfx950 -- env -0 >"$tmp/odd.out" 2>"$tmp/odd.err" ||

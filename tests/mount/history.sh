@@ -105,6 +105,13 @@ for bad in maxtext/nosuch nosuch/gfx950; do
 	[ "$rc" -eq 2 ] && [ ! -s "$TMP/hbad" ] && grep -q "$bad: no such directory in the mount" "$TMP/hbad.err" ||
 		fail "history $bad: exit $rc: $(cat "$TMP/hbad" "$TMP/hbad.err")"
 done
+for bad in maxtext/. maxtext/.. ../env; do
+	set +e
+	hist "$bad" >"$TMP/hbad" 2>"$TMP/hbad.err"
+	rc=$?
+	set -e
+	[ "$rc" -eq 64 ] && [ ! -s "$TMP/hbad" ] || fail "history $bad: exit $rc: $(cat "$TMP/hbad" "$TMP/hbad.err")"
+done
 
 # JSON, valid against the shipped schema, filtered the same way.
 hist maxtext/gfx950 NNODES --format json >"$TMP/h.json"

@@ -142,3 +142,14 @@ chmod 777 "$ww"
 ln -s "$bad/s.yaml" "$ww/s-link.yaml"
 refused "a symlink in a world-writable directory" "$ww/s-link.yaml" \
 	"symlink $ww/s-link.yaml: directory $ww is writable by others"
+
+# The state of a --sync node mounted without --sync: the node left the
+# run, so the mount writes the file without its sync: mark (it kept it,
+# and set --state then refused the file for good).
+printf 'version: 1\nsync: {run: "r1", node: "n0"}\noverrides: []\n' >"$TMP/was-sync.yaml"
+chmod 600 "$TMP/was-sync.yaml"
+envfs_mount "${IN[@]}" --state "$TMP/was-sync.yaml"
+! grep -q '^sync:' "$TMP/was-sync.yaml" || fail "a mount without --sync kept the sync: mark"
+envfs_umount
+"$ENVFS_BIN" set "${IN[@]}" --state "$TMP/was-sync.yaml" maxtext/gfx950 NCCL_DEBUG INFO ||
+	fail "set --state of a state no --sync mount holds: exit $?"
