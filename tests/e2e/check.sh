@@ -236,5 +236,14 @@ rc=$?
 set -e
 [ "$rc" -eq 2 ] && grep -q "broken.yaml: the input did not load" "$TMP/cb.err" ||
 	fail "check of a config that did not load, --ignore PE002: exit $rc: $(cat "$TMP/cb.err")"
+# ... and of the selected backend's own spec (it exited 2 saying nothing).
+cp -R "$ENVFS_SPECS" "$TMP/brokenspecs"
+printf 'backend: torchtitan\nenv: [\n' >"$TMP/brokenspecs/torchtitan.yaml"
+set +e
+clean "$ENVFS_BIN" resolve --specs "$TMP/brokenspecs" --ignore PE002 -b torchtitan -a gfx950 >"$TMP/rs" 2>"$TMP/rs.err"
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q "torchtitan.yaml: the input did not load" "$TMP/rs.err" ||
+	fail "resolve of a broken spec, --ignore PE002: exit $rc: $(cat "$TMP/rs.err")"
 
 echo "ok: check"
