@@ -8,6 +8,7 @@
 
 #include "history_note.h"
 #include "log.h"
+#include "reload.h"
 #include "resolve.h"
 #include "snapshot.h"
 #include "sync_register.h"
@@ -188,23 +189,14 @@ static bool caught_up(struct syncd *sd, const struct syncd_item *it)
 int syncd_catch_up(struct syncd *sd, const struct timespec *t0)
 {
 	struct syncd_item *it = sd->fresh;
-	struct timespec until;
 	unsigned spent = elapsed_ms(t0);
-	long long left_ms = (long long)sd->so->timeout_ms - spent;
+	struct timespec until;
 	bool done;
 
 	sd->fresh = NULL;
 	if (!it)
 		return 0;
-	clock_gettime(CLOCK_REALTIME, &until);
-	if (left_ms < 0)
-		left_ms = 0;
-	until.tv_sec += left_ms / 1000;
-	until.tv_nsec += (left_ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
+	until = reload_deadline_in(spent < sd->so->timeout_ms ? (int)(sd->so->timeout_ms - spent) : 0);
 	pthread_mutex_unlock(&sd->fs->publish_lock);
 	pthread_mutex_lock(&sd->lock);
 	while (!(done = caught_up(sd, it)) && !sd->stop && !atomic_load(&sd->shutting) &&

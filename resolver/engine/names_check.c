@@ -23,6 +23,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "flag_token.h"
 #include "name_lists.h"
 #include "text.h"
 
@@ -407,24 +408,17 @@ static int check_token(struct nctx *c, const struct snap_var *v, const char *tok
 static int check_flags(struct nctx *c, const char *name)
 {
 	const struct snap_var *v = snapshot_find(c->s, name, strlen(name));
-	const char *p, *end;
+	const char *p, *end, *tok;
+	size_t len, key_len;
 	int err = 0;
 
 	/* A secret list is checked too, by its flags' names alone (a flag's
 	 * name is XLA's, its value may be the secret). */
 	if (!v || !v->set || !v->value || !c->nm->nflags)
 		return 0;
-	for (p = v->value, end = v->value + v->value_len; p < end && !err;) {
-		const char *q;
-
-		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n'))
-			p++;
-		for (q = p; q < end && *q != ' ' && *q != '\t' && *q != '\n'; q++)
-			;
-		if (q > p)
-			err = check_token(c, v, p, (size_t)(q - p));
-		p = q;
-	}
+	for (p = v->value, end = v->value + v->value_len;
+	     !err && flag_token_next(&p, end, &tok, &len, &key_len);)
+		err = check_token(c, v, tok, len);
 	return err;
 }
 

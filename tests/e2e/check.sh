@@ -205,10 +205,7 @@ grep -q "modules\.pre_trainer\.framework: megatorn is no backend the specs know;
 # the input an error in it (stdout was empty, the reason on stderr only).
 printf 'GOOD=1\nBAD NAME=2\n' >"$TMP/badline.env"
 for how in "--config $TMP/no-such.yaml" "--env-file $TMP/badline.env"; do
-	set +e
-	clean "$ENVFS_BIN" check $how --format json >"$TMP/unread.json" 2>"$TMP/unread.err"
-	rc=$?
-	set -e
+	run "$TMP/unread.json" "$TMP/unread.err" clean "$ENVFS_BIN" check $how --format json
 	[ "$rc" -eq 2 ] || fail "check $how --format json: exit $rc, want 2"
 	python3 "$ENVFS_SOURCE_ROOT/tests/schema_check.py" "$ENVFS_SPECS/schemas/check.schema.json" \
 		"$TMP/unread.json" || fail "check $how --format json: not valid: $(cat "$TMP/unread.json")"
@@ -224,25 +221,16 @@ done
 # 0), which no silence makes right; check counted 0 errors and exited 2
 # without saying why.
 printf 'env: [1\n' >"$TMP/broken.yaml"
-set +e
-clean "$ENVFS_BIN" resolve --config "$TMP/broken.yaml" --ignore PE002 -b maxtext -a gfx950 >"$TMP/rb" 2>"$TMP/rb.err"
-rc=$?
-set -e
+run "$TMP/rb" "$TMP/rb.err" clean "$ENVFS_BIN" resolve --config "$TMP/broken.yaml" --ignore PE002 -b maxtext -a gfx950
 [ "$rc" -eq 2 ] && [ ! -s "$TMP/rb" ] || fail "resolve of a config that did not load, --ignore PE002: exit $rc, $(head -3 "$TMP/rb")"
 grep -q "broken.yaml: the input did not load" "$TMP/rb.err" || fail "resolve does not say the input did not load: $(cat "$TMP/rb.err")"
-set +e
-clean "$ENVFS_BIN" check --config "$TMP/broken.yaml" --ignore PE002 -b maxtext -a gfx950 >"$TMP/cb" 2>"$TMP/cb.err"
-rc=$?
-set -e
+run "$TMP/cb" "$TMP/cb.err" clean "$ENVFS_BIN" check --config "$TMP/broken.yaml" --ignore PE002 -b maxtext -a gfx950
 [ "$rc" -eq 2 ] && grep -q "broken.yaml: the input did not load" "$TMP/cb.err" ||
 	fail "check of a config that did not load, --ignore PE002: exit $rc: $(cat "$TMP/cb.err")"
 # ... and of the selected backend's own spec (it exited 2 saying nothing).
 cp -R "$ENVFS_SPECS" "$TMP/brokenspecs"
 printf 'backend: torchtitan\nenv: [\n' >"$TMP/brokenspecs/torchtitan.yaml"
-set +e
-clean "$ENVFS_BIN" resolve --specs "$TMP/brokenspecs" --ignore PE002 -b torchtitan -a gfx950 >"$TMP/rs" 2>"$TMP/rs.err"
-rc=$?
-set -e
+run "$TMP/rs" "$TMP/rs.err" clean "$ENVFS_BIN" resolve --specs "$TMP/brokenspecs" --ignore PE002 -b torchtitan -a gfx950
 [ "$rc" -eq 2 ] && grep -q "torchtitan.yaml: the input did not load" "$TMP/rs.err" ||
 	fail "resolve of a broken spec, --ignore PE002: exit $rc: $(cat "$TMP/rs.err")"
 

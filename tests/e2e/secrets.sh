@@ -113,11 +113,8 @@ env:
   OTHER_LEVEL: 0x1F
 EOF
 for fmt in text json; do
-	set +e
-	clean "$ENVFS_BIN" check -b maxtext -a gfx950 --config "$TMP/typed.yaml" --secret MYCO_PIN \
-		--format "$fmt" >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	set -e
+	run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" check -b maxtext -a gfx950 --config "$TMP/typed.yaml" --secret MYCO_PIN \
+		--format "$fmt"
 	[ "$rc" -eq 2 ] || fail "check --format $fmt of typed secrets: exit $rc, want 2 (PE105 is an error): $(cat "$TMP/err")"
 	for v in 98765432101 0x4D2 1234 ghp_1; do
 		! grep -qF -- "$v" "$TMP/out" "$TMP/err" || fail "check --format $fmt quoted the secret $v"
@@ -129,10 +126,7 @@ for fmt in text json; do
 	grep -qF '0x1F' "$TMP/out" "$TMP/err" || fail "check --format $fmt: OTHER_LEVEL's warning lost its text"
 done
 # An inline secret is named whatever makes it one.
-set +e
-clean "$ENVFS_BIN" check -b maxtext -a gfx950 --env GITHUB_TOKEN=ghp_x --env MYCO_PIN=1 --secret MYCO_PIN \
-	>"$TMP/out" 2>"$TMP/err"
-set -e
+run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" check -b maxtext -a gfx950 --env GITHUB_TOKEN=ghp_x --env MYCO_PIN=1 --secret MYCO_PIN
 for n in GITHUB_TOKEN MYCO_PIN; do
 	grep -q "warning: $n is a secret given as --env $n=" "$TMP/err" ||
 		fail "--env $n=...: no inline-secret warning: $(cat "$TMP/err")"
@@ -205,9 +199,7 @@ grep -qx '  value: plain' "$TMP/out" && grep -qx '  shadowed: image=<redacted>' 
 # A YAML alias of a secret's value (or the same text under another name)
 # is quoted in no warning either: PGPASS: *pw printed the password.
 printf 'env:\n  DB_PASSWORD: &pw 98765432101\n  PGPASS_COPY: *pw\n  OTHER_LEVEL: 0x1F\n' >"$TMP/alias.yaml"
-set +e
-clean "$ENVFS_BIN" check -b maxtext -a gfx950 --config "$TMP/alias.yaml" >"$TMP/out" 2>"$TMP/err"
-set -e
+run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" check -b maxtext -a gfx950 --config "$TMP/alias.yaml"
 grep -q 'PGPASS_COPY: the unquoted value is an int' "$TMP/err" || fail "no warning for the alias: $(cat "$TMP/err")"
 ! grep -qF 98765432101 "$TMP/out" "$TMP/err" || fail "check quoted an alias of a secret"
 grep -qF 0x1F "$TMP/err" || fail "the control: OTHER_LEVEL's warning lost its text"
@@ -216,27 +208,21 @@ grep -qF 0x1F "$TMP/err" || fail "the control: OTHER_LEVEL's warning lost its te
 # PE116 named '--xla_gpu_autotune_level=<the value>' of a secret level.
 printf 'env:\n  XLA_FLAGS: "--xla_gpu_enable_triton_gemm=false"\n' >"$TMP/own.yaml"
 printf 'XLA_GPU_AUTOTUNE_LEVEL=S3K\n' >"$TMP/s3k.env"
-set +e
-clean "$ENVFS_BIN" check -b maxtext -a gfx950 --config "$TMP/own.yaml" --secret XLA_GPU_AUTOTUNE_LEVEL \
-	--env-file "$TMP/s3k.env" >"$TMP/out" 2>"$TMP/err"
-set -e
+run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" check -b maxtext -a gfx950 --config "$TMP/own.yaml" --secret XLA_GPU_AUTOTUNE_LEVEL \
+	--env-file "$TMP/s3k.env"
 grep -q 'PE116' "$TMP/err" || fail "no PE116: $(cat "$TMP/err")"
 ! grep -q S3K "$TMP/out" "$TMP/err" || fail "PE116 quoted a secret flag value: $(grep S3K "$TMP/err")"
 
 # PE211 quotes the environment's MASTER_ADDR only when it is no secret.
-set +e
-clean SLURM_JOB_ID=1 SLURM_NODELIST=node1 MASTER_ADDR=SEKRIThost "$ENVFS_BIN" check --secret MASTER_ADDR \
-	--env MASTER_ADDR=node1 -b maxtext -a gfx950 >"$TMP/out" 2>"$TMP/err"
-set -e
+run "$TMP/out" "$TMP/err" clean SLURM_JOB_ID=1 SLURM_NODELIST=node1 MASTER_ADDR=SEKRIThost "$ENVFS_BIN" check --secret MASTER_ADDR \
+	--env MASTER_ADDR=node1 -b maxtext -a gfx950
 grep -q 'PE211' "$TMP/err" || fail "no PE211: $(cat "$TMP/err")"
 ! grep -q SEKRIThost "$TMP/out" "$TMP/err" || fail "PE211 quoted a secret MASTER_ADDR"
 
 # A secret flag list is checked by its flags' names (it was not checked
 # at all): the misspelled flag is named, no value or token text shown.
 printf 'XLA_FLAGS=--xla_gpu_autotune_levle=SEKRITf1 --xla_gpu_enable_triton_gemm=SEKRITf2 SEKRITf3\n' >"$TMP/xs.env"
-set +e
-clean "$ENVFS_BIN" check --secret 'XLA_FLAGS*' --env-file "$TMP/xs.env" -b maxtext -a gfx950 >"$TMP/out" 2>"$TMP/err"
-set -e
+run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" check --secret 'XLA_FLAGS*' --env-file "$TMP/xs.env" -b maxtext -a gfx950
 grep -q 'XLA defines no flag --xla_gpu_autotune_levle; did you mean --xla_gpu_autotune_level?' "$TMP/err" ||
 	fail "a secret flag list's misspelled flag: $(cat "$TMP/err")"
 grep -q -- '--xla_gpu_enable_triton_gemm is a boolean flag and its value (not shown' "$TMP/err" ||
@@ -247,23 +233,16 @@ grep -q -- '--xla_gpu_enable_triton_gemm is a boolean flag and its value (not sh
 # warning (the config's own names made it public: PE104 printed it).
 printf 'HF_TOKEN=98765432101\n' >"$TMP/csec.env"
 printf 'env:\n  PGPASS_COPY: 98765432101\n' >"$TMP/ccopy.yaml"
-set +e
-clean "$ENVFS_BIN" check -b maxtext -a gfx950 --config "$TMP/ccopy.yaml" --env-file "$TMP/csec.env" \
-	>"$TMP/out" 2>"$TMP/err"
-set -e
+run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" check -b maxtext -a gfx950 --config "$TMP/ccopy.yaml" --env-file "$TMP/csec.env"
 grep -q 'PGPASS_COPY: unquoted <redacted> is an int' "$TMP/err" || fail "the copy's warning: $(cat "$TMP/err")"
 ! grep -qF 98765432101 "$TMP/out" "$TMP/err" || fail "check quoted a copy of an --env-file's secret"
 # An env-file line in NAME: value style holding '=' (base64 padding) is
 # shown by its first word alone; a name part of other bytes not at all.
 printf 'GOOD=1\nHF_TOKEN: aGVsbG8gc2VjcmV0dG9rZW4=\n' >"$TMP/y64.env"
-set +e
-clean "$ENVFS_BIN" check -b maxtext -a gfx950 --env-file "$TMP/y64.env" >"$TMP/out" 2>"$TMP/err"
-set -e
+run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" check -b maxtext -a gfx950 --env-file "$TMP/y64.env"
 grep -q "(it starts 'HF_TOKEN:'; the rest is not shown" "$TMP/err" || fail "the NAME: value line: $(cat "$TMP/err")"
 ! grep -q aGVsbG8 "$TMP/out" "$TMP/err" || fail "check quoted a token of an env-file line"
 printf 'U0VLUklU+/x=2\n' >"$TMP/b64.env"
-set +e
-clean "$ENVFS_BIN" check -b maxtext -a gfx950 --env-file "$TMP/b64.env" >"$TMP/out" 2>"$TMP/err"
-set -e
+run "$TMP/out" "$TMP/err" clean "$ENVFS_BIN" check -b maxtext -a gfx950 --env-file "$TMP/b64.env"
 grep -q "PE207" "$TMP/err" && ! grep -q U0VL "$TMP/out" "$TMP/err" || fail "a wrapped token's line: $(cat "$TMP/err")"
 echo "ok: secrets"
